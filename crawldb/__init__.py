@@ -1,0 +1,1 @@
+"""The crawldb: schema, statuses, merge rules, scheduling and scoring (no Spark here)."""

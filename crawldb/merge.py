@@ -1,0 +1,169 @@
+"""Per-URL merge rules of inject and updatedb, as plain functions over row dicts.
+
+Rows have the columns of ``crawldb.schema.CRAWLDB`` with times in epoch milliseconds.
+The rules (Nutch's CrawlDbReducer, split into named steps):
+
+- ``new_row``: a URL entering the crawldb is unfetched and due now;
+- ``merge_inject``: re-injecting a known URL keeps its history (``db.injector.update``
+  lets the seed's score, interval and metadata win);
+- ``merge_links``: a known URL reached again keeps its score; its depth is the least seen;
+- ``apply_fetch``: the fetch outcome sets status, reason, retries and next fetch time;
+- ``update_row``: all of the above for one URL of a segment; ``None`` when nothing changes.
+
+``apply_fetch`` ignores a fetch from the segment that already updated the row, which makes
+updatedb idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from crawldb import status as st
+from crawldb.schedule import next_fetch_time, retries_exhausted, retry_fetch_time
+from crawldb.schema import CRAWLDB
+
+Row = dict[str, Any]
+
+_REDIRECT_STATUS = {st.MOVED: st.REDIR_PERM, st.TEMP_MOVED: st.REDIR_TEMP}
+_FINAL_FAILURE = {st.NOT_FOUND, st.ROBOTS_DENIED}
+
+
+def new_row(
+    url: str,
+    host: str,
+    now_ms: int,
+    *,
+    score: float,
+    depth: int,
+    fetch_interval: int,
+    fixed_interval: bool = False,
+    metadata: Mapping[str, str] | None = None,
+) -> Row:
+    """A URL entering the crawldb: unfetched and due at ``now_ms``."""
+    row = CRAWLDB.empty_row()
+    row.update(
+        url=url,
+        host=host,
+        status=st.UNFETCHED,
+        fetch_time=now_ms,
+        fetch_interval=fetch_interval,
+        fixed_interval=fixed_interval,
+        retries=0,
+        fetch_count=0,
+        score=score,
+        depth=depth,
+        discovered_time=now_ms,
+        metadata=dict(metadata or {}),
+    )
+    return row
+
+
+def merge_inject(old: Row | None, injected: Row, update: bool) -> Row:
+    """Merge a seed into the crawldb: history is never lost."""
+    if old is None:
+        return dict(injected)
+    merged = dict(old)
+    merged["depth"] = 0
+    if update:
+        merged["score"] = injected["score"]
+        merged["fetch_interval"] = injected["fetch_interval"]
+        merged["fixed_interval"] = injected["fixed_interval"]
+        merged["metadata"] = {**(old.get("metadata") or {}), **injected["metadata"]}
+    return merged
+
+
+def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, conf) -> Row:
+    """A URL reached by links (``links``: least ``depth``, summed ``score``) this round."""
+    if old is None:
+        return new_row(
+            url,
+            host,
+            now_ms,
+            score=links["score"],
+            depth=links["depth"],
+            fetch_interval=conf["db.fetch.interval.default"],
+        )
+    merged = dict(old)
+    if old["depth"] is None or links["depth"] < old["depth"]:
+        merged["depth"] = links["depth"]
+    return merged
+
+
+def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> Row:
+    """Apply one fetch result (joined with its parse result, if any) to a crawldb row."""
+    outcome = fetch["fetch_status"]
+    if row.get("segment") == segment or outcome == st.SKIPPED:
+        return row
+    new = dict(row)
+    fetched_at = fetch["fetched_at"]
+    new.update(segment=segment, last_fetch_time=fetched_at, reason=fetch["reason"])
+    if outcome != st.ROBOTS_DENIED:
+        new["fetch_count"] = (row["fetch_count"] or 0) + 1
+        new["http_status"] = fetch["http_status"]
+    if outcome == st.RETRY:
+        return _apply_retry(new, fetched_at, conf)
+    new["retries"] = 0
+    new["fetch_time"] = next_fetch_time(fetched_at, new["fetch_interval"])
+    if outcome == st.SUCCESS:
+        _apply_success(new, row, fetch)
+    elif outcome in _REDIRECT_STATUS:
+        new.update(status=_REDIRECT_STATUS[outcome], redirect_to=fetch["redirect_to"])
+    elif outcome == st.NOT_MODIFIED:
+        new["status"] = st.NOTMODIFIED
+    elif outcome in _FINAL_FAILURE:
+        new["status"] = st.GONE
+    else:
+        raise ValueError(f"unknown fetch outcome {outcome!r} for {fetch['url']}")
+    return new
+
+
+def _apply_retry(new: Row, fetched_at: int, conf: Mapping[str, Any]) -> Row:
+    new["retries"] = (new["retries"] or 0) + 1
+    if retries_exhausted(new["retries"], conf):
+        new["status"] = st.GONE
+        new["fetch_time"] = next_fetch_time(fetched_at, new["fetch_interval"])
+    else:
+        new["fetch_time"] = retry_fetch_time(fetched_at, conf)
+    return new
+
+
+def _apply_success(new: Row, old: Row, fetch: Row) -> None:
+    content_hash = fetch.get("content_hash")
+    if content_hash != old.get("content_hash"):
+        new["modified_time"] = fetch["fetched_at"]
+    new.update(
+        status=st.FETCHED,
+        content_hash=content_hash,
+        simhash=fetch.get("simhash"),
+        title=fetch.get("title"),
+        etag=fetch["etag"],
+        last_modified=fetch["last_modified"],
+        content_type=fetch["content_type"],
+        redirect_to=None,
+    )
+
+
+def update_row(
+    url: str,
+    host: str,
+    old: Row | None,
+    fetch: Row | None,
+    links: Row | None,
+    *,
+    segment: str,
+    now_ms: int,
+    conf: Mapping[str, Any],
+) -> Row | None:
+    """The new crawldb row of one URL touched by a segment, or ``None`` if unchanged."""
+    if links is None and fetch is not None:
+        # A URL fetched without being in the crawldb was reached by following a redirect.
+        links = {"depth": fetch["depth"], "score": fetch["score"]}
+    row = old
+    if links is not None:
+        row = merge_links(old, url, host, links, now_ms, conf)
+    if row is None:
+        return None
+    if fetch is not None:
+        row = apply_fetch(row, fetch, segment, conf)
+    return None if row == old else row

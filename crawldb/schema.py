@@ -1,0 +1,131 @@
+"""Table layouts of the crawldb and of a segment, as Spark DDL (no pyspark import).
+
+Times are ``TIMESTAMP`` in the tables, for analysts; the plain-Python code below Spark
+works in epoch milliseconds (as Nutch's CrawlDatum does), and the jobs convert at the
+boundary (``python_ddl`` has ``BIGINT`` where the table has ``TIMESTAMP``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Table:
+    """Ordered columns of one table: ``(name, spark_sql_type)`` pairs."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+
+    @property
+    def names(self) -> list[str]:
+        """Column names in order."""
+        return [name for name, _ in self.columns]
+
+    @property
+    def ddl(self) -> str:
+        """DDL of the stored table."""
+        return ", ".join(f"{name} {kind}" for name, kind in self.columns)
+
+    @property
+    def python_ddl(self) -> str:
+        """DDL of the same rows as plain Python produces them (times in epoch ms)."""
+        return ", ".join(
+            f"{name} {'BIGINT' if kind == 'TIMESTAMP' else kind}" for name, kind in self.columns
+        )
+
+    @property
+    def time_columns(self) -> list[str]:
+        """Columns stored as TIMESTAMP and handled in Python as epoch milliseconds."""
+        return [name for name, kind in self.columns if kind == "TIMESTAMP"]
+
+    def empty_row(self) -> dict[str, object]:
+        """A row with every column set to None."""
+        return dict.fromkeys(self.names)
+
+
+CRAWLDB = Table(
+    "crawldb",
+    (
+        ("url", "STRING"),  # normalized URL: the key, one row per URL
+        ("host", "STRING"),
+        ("status", "STRING"),  # crawldb.status names
+        ("reason", "STRING"),  # why the status: http_404, robots_denied, timeout ...
+        ("fetch_time", "TIMESTAMP"),  # next time the URL is due
+        ("last_fetch_time", "TIMESTAMP"),  # when it was last fetched (any outcome)
+        ("modified_time", "TIMESTAMP"),  # when its content was last seen to change
+        ("fetch_interval", "INT"),  # seconds between fetches
+        ("fixed_interval", "BOOLEAN"),  # interval set by the seed, not adapted
+        ("retries", "INT"),  # consecutive transient failures
+        ("fetch_count", "INT"),  # fetches attempted, any outcome
+        ("score", "DOUBLE"),
+        ("depth", "INT"),  # link distance from a seed
+        ("http_status", "INT"),  # last HTTP status, NULL when no response
+        ("content_hash", "STRING"),  # SHA-256 of the last body, hex
+        ("simhash", "BIGINT"),  # 64-bit SimHash of the visible text, signed
+        ("etag", "STRING"),
+        ("last_modified", "STRING"),  # Last-Modified header as sent by the server
+        ("content_type", "STRING"),
+        ("title", "STRING"),
+        ("redirect_to", "STRING"),  # target of a redirect status
+        ("segment", "STRING"),  # segment whose fetch last updated the row
+        ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
+        ("metadata", "MAP<STRING, STRING>"),  # seed metadata
+    ),
+)
+
+FETCHLIST = Table(
+    "fetchlist",
+    (
+        ("url", "STRING"),
+        ("host", "STRING"),
+        ("status", "STRING"),  # crawldb status at generate time
+        ("score", "DOUBLE"),
+        ("depth", "INT"),
+        ("etag", "STRING"),
+        ("last_modified", "STRING"),
+    ),
+)
+
+FETCH = Table(
+    "fetch",
+    (
+        ("url", "STRING"),
+        ("host", "STRING"),
+        ("fetch_status", "STRING"),  # crawldb.status fetch outcome names
+        ("reason", "STRING"),
+        ("http_status", "INT"),
+        ("fetched_at", "TIMESTAMP"),  # start of the request
+        ("duration_ms", "INT"),
+        ("content_type", "STRING"),
+        ("content", "BINARY"),  # body after Content-Encoding is undone, up to the limit
+        ("content_length", "INT"),
+        ("truncated", "BOOLEAN"),
+        ("headers", "MAP<STRING, STRING>"),
+        ("etag", "STRING"),
+        ("last_modified", "STRING"),
+        ("redirect_to", "STRING"),  # normalized target of a redirect
+        ("depth", "INT"),
+        ("score", "DOUBLE"),
+        ("origin", "STRING"),  # fetchlist, or redirect when reached by following one
+        ("warc_file", "STRING"),  # file name under the segment's warc/ folder
+        ("warc_offset", "BIGINT"),  # byte offset of the response record
+    ),
+)
+
+OUTLINK_TYPE = "STRUCT<url: STRING, anchor: STRING, rel: STRING>"
+
+PARSE = Table(
+    "parse",
+    (
+        ("url", "STRING"),
+        ("parse_status", "STRING"),  # success, not_html, failed
+        ("reason", "STRING"),
+        ("title", "STRING"),
+        ("text", "STRING"),  # visible text, whitespace folded
+        ("content_hash", "STRING"),
+        ("simhash", "BIGINT"),
+        ("outlinks", f"ARRAY<{OUTLINK_TYPE}>"),  # normalized, filtered, in document order
+        ("links_dropped", "INT"),  # links rejected by resolution, scheme or filters
+    ),
+)

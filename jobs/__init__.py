@@ -1,0 +1,1 @@
+"""Spark jobs: one module per crawl stage, each runnable by spark-submit."""

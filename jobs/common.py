@@ -1,0 +1,164 @@
+"""What every job shares: its command line, its SparkSession, and DataFrame <-> Python rows.
+
+Every job module has ``main(argv) -> int`` (argparse; builds the session; calls
+``run(spark, conf, args)``) so that ``spark-submit jobs/<name>.py --help`` works. The
+shared options are ``--data DIR``, ``--conf KEY=VALUE`` (repeatable), ``--conf-file FILE``
+(repeatable) and ``--master URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from pathlib import Path
+
+from crawldb.schema import Table
+from lib.config import Config, ConfigError, load_config
+
+DELTA_EXTENSIONS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
+    """An argument parser with the options shared by all jobs."""
+    parser = argparse.ArgumentParser(prog=f"submit.sh {name}", description=description)
+    parser.add_argument("--data", required=True, help="data directory (crawldb, segments)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one configuration key (repeatable)",
+    )
+    parser.add_argument(
+        "--conf-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="site configuration file, TOML, same keys as conf/trawl-default.toml",
+    )
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (default: local[*], or spark-submit's)"
+    )
+    return parser
+
+
+def job_main(
+    name: str,
+    parser: argparse.ArgumentParser,
+    run: Callable,
+    argv: list[str] | None,
+) -> int:
+    """Parse arguments, load the configuration, build the session, run the job."""
+    args = parser.parse_args(argv)
+    try:
+        conf = load_config(args.conf_file, args.conf)
+    except ConfigError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    spark = build_spark(name, conf, args.master)
+    result = run(spark, conf, args)
+    return result if isinstance(result, int) else 0
+
+
+def build_spark(name: str, conf: Config, master: str | None = None):
+    """The SparkSession with Delta Lake; reuses a running session when there is one."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(f"trawl-{name}")
+    if master or "PYSPARK_GATEWAY_PORT" not in os.environ:
+        builder = builder.master(master or "local[*]")
+    for key, value in {**DELTA_EXTENSIONS, **conf.spark_settings()}.items():
+        builder = builder.config(key, value)
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        # Not under spark-submit: fetch the Delta jars through Ivy, into a cache kept
+        # between runs (spark-submit gets them from submit.sh's --packages instead).
+        from delta import configure_spark_with_delta_pip
+
+        builder = builder.config("spark.jars.ivy", str(cache_dir() / "ivy"))
+        builder = configure_spark_with_delta_pip(builder)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def cache_dir() -> Path:
+    """Where downloaded jars are kept: ``$TRAWL_CACHE``, else ``~/.cache/trawl``."""
+    return Path(os.environ.get("TRAWL_CACHE", Path.home() / ".cache" / "trawl"))
+
+
+def python_df(spark, rows, table: Table):
+    """A DataFrame of an RDD of dicts with ``table``'s columns, times still in epoch ms."""
+    names = table.names
+    tuples = rows.map(lambda row: tuple(row.get(name) for name in names))
+    return spark.createDataFrame(tuples, table.python_ddl)
+
+
+def with_timestamps(frame, table: Table):
+    """The same DataFrame with ``table``'s epoch-ms columns as TIMESTAMP."""
+    from pyspark.sql import functions as F
+
+    for column in table.time_columns:
+        frame = frame.withColumn(column, F.timestamp_millis(F.col(column)))
+    return frame
+
+
+def rows_to_df(spark, rows, table: Table):
+    """A DataFrame of ``table`` as stored, from an RDD of dicts with times in epoch ms."""
+    return with_timestamps(python_df(spark, rows, table), table)
+
+
+def with_millis(frame, table: Table):
+    """The same DataFrame with ``table``'s TIMESTAMP columns as epoch milliseconds."""
+    from pyspark.sql import functions as F
+
+    for column in table.time_columns:
+        if column in frame.columns:
+            frame = frame.withColumn(column, F.unix_millis(F.col(column)))
+    return frame
+
+
+def row_dict(row) -> dict | None:
+    """A Spark Row (possibly NULL) as a plain dict, nested rows included."""
+    return None if row is None else row.asDict(recursive=True)
+
+
+@contextmanager
+def delta_commit_message(spark, message: str):
+    """Label the Delta commits made inside the block (``userMetadata`` in the history)."""
+    key = "spark.databricks.delta.commitInfo.userMetadata"
+    spark.conf.set(key, message)
+    try:
+        yield
+    finally:
+        spark.conf.unset(key)
+
+
+class Stopwatch:
+    """Elapsed seconds since creation."""
+
+    def __init__(self):
+        self.start = time.monotonic()
+
+    @property
+    def seconds(self) -> float:
+        """Seconds elapsed."""
+        return time.monotonic() - self.start
+
+
+def now_ms() -> int:
+    """The current time in epoch milliseconds."""
+    return int(time.time() * 1000)
+
+
+def progress(stage: str, fields: Iterable[tuple[str, object]]) -> None:
+    """Print one progress line: ``stage: key value, key value``."""
+    text = ", ".join(f"{value} {key}" for key, value in fields)
+    print(f"{stage}: {text}", flush=True)

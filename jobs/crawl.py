@@ -1,0 +1,82 @@
+"""crawl: inject once, then N rounds of generate -> fetch -> parse -> updatedb.
+
+Usage: ``submit.sh crawl [--seeds FILE] --rounds N --data DIR [--adddays N]``.
+``--seeds`` may be left out once the crawldb exists. Before the first round, a segment
+left unfinished by an earlier run (killed, or failed) is finished first, from the stage
+where it stopped. Prints one progress line per stage. Stops early when nothing is due.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from jobs.common import job_main, job_parser
+from jobs.fetch import fetch
+from jobs.generate import generate
+from jobs.inject import inject
+from jobs.layout import STAGES, DataDir, Segment
+from jobs.parse import parse
+from jobs.store import crawldb_exists
+from jobs.updatedb import updatedb
+
+
+def build_parser():
+    """Command line of the job."""
+    parser = job_parser("crawl", __doc__.splitlines()[0])
+    parser.add_argument("--seeds", help="seed file to inject first (optional once crawled)")
+    parser.add_argument("--rounds", type=int, required=True, help="number of rounds")
+    parser.add_argument(
+        "--adddays", type=float, default=0.0, help="pretend the clock is N days ahead"
+    )
+    return parser
+
+
+def run(spark, conf, args) -> int:
+    """Run the crawl; 0 on success, 2 when there is neither crawldb nor seeds."""
+    data = DataDir.at(args.data)
+    if args.seeds:
+        inject(spark, conf, data, args.seeds)
+    elif not crawldb_exists(spark, data):
+        print(f"crawl: no crawldb at {data.crawldb}; give --seeds FILE", file=sys.stderr)
+        return 2
+    for name in unfinished_segments(data):
+        print(f"crawl: finishing segment {name} left unfinished", flush=True)
+        finish_segment(spark, conf, data, data.segment(name))
+    for number in range(1, args.rounds + 1):
+        print(f"round {number}/{args.rounds}", flush=True)
+        name = generate(spark, conf, data, args.adddays)
+        if name is None:
+            print("crawl: nothing due, stopping", flush=True)
+            break
+        finish_segment(spark, conf, data, data.segment(name))
+    return 0
+
+
+def unfinished_segments(data: DataDir) -> list[str]:
+    """Segments generated but not yet applied to the crawldb, oldest first."""
+    return [
+        name
+        for name in data.segment_names()
+        if data.segment(name).done("generated") and not data.segment(name).done("updated")
+    ]
+
+
+def finish_segment(spark, conf, data: DataDir, segment: Segment) -> None:
+    """Run the stages of a segment that are not done yet, in order."""
+    stages = {
+        "fetched": lambda: fetch(spark, conf, segment),
+        "parsed": lambda: parse(spark, conf, segment),
+        "updated": lambda: updatedb(spark, conf, data, segment),
+    }
+    for stage in STAGES[1:]:
+        if not segment.done(stage):
+            stages[stage]()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for spark-submit and submit.sh."""
+    return job_main("crawl", build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

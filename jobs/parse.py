@@ -1,0 +1,92 @@
+"""parse: parse a segment's fetched pages into its parse table (data flow step 4).
+
+Usage: ``submit.sh parse --data DIR [--segment NAME]`` (default: the oldest segment
+fetched but not parsed). Each successful fetch becomes one row: title, visible text,
+content hash, SimHash and normalized outlinks (``lib.parse.parse_page``).
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+from crawldb import status as st
+from crawldb.schema import PARSE
+from jobs.common import (
+    Stopwatch,
+    delta_commit_message,
+    job_main,
+    job_parser,
+    progress,
+    rows_to_df,
+)
+from jobs.layout import DataDir, Segment, choose_segment
+from lib.parse import parse_page
+
+
+def build_parser():
+    """Command line of the job."""
+    parser = job_parser("parse", __doc__.splitlines()[0])
+    parser.add_argument("--segment", help="segment name (default: oldest not yet parsed)")
+    return parser
+
+
+def run(spark, conf, args) -> int:
+    """Parse one segment; 1 when there is none to parse."""
+    segment = choose_segment(DataDir.at(args.data), "parsed", args.segment)
+    if segment is None:
+        print("parse: no fetched segment waits to be parsed", file=sys.stderr)
+        return 1
+    parse(spark, conf, segment)
+    return 0
+
+
+def parse_row(conf: dict, row) -> dict:
+    """Parse one fetch-result row into a parse-table row."""
+    result = parse_page(row["url"], bytes(row["content"] or b""), row["content_type"], conf)
+    return {
+        "url": row["url"],
+        "parse_status": result.status,
+        "reason": result.reason,
+        "title": result.title,
+        "text": result.text,
+        "content_hash": result.content_hash,
+        "simhash": result.simhash,
+        "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
+        "links_dropped": result.links_dropped,
+    }
+
+
+def parse(spark, conf, segment: Segment) -> dict:
+    """Parse the segment's successful fetches into its parse table."""
+    from pyspark.sql import functions as F
+
+    clock = Stopwatch()
+    fetched = spark.read.format("delta").load(segment.table("fetch"))
+    pages = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
+        "url", "content", "content_type"
+    )
+    parsed = rows_to_df(spark, pages.rdd.map(partial(parse_row, conf.as_dict())), PARSE)
+    with delta_commit_message(spark, f"trawl parse segment={segment.name}"):
+        parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
+    table = spark.read.format("delta").load(segment.table("parse"))
+    figures = table.agg(
+        F.count("*").alias("pages"),
+        F.sum(F.when(F.col("parse_status") == "success", 1).otherwise(0)).alias("html"),
+        F.sum(F.when(F.col("parse_status") == "failed", 1).otherwise(0)).alias("failed"),
+        F.coalesce(F.sum(F.size("outlinks")), F.lit(0)).alias("outlinks"),
+    ).collect()[0]
+    summary = {key: int(figures[key] or 0) for key in ("pages", "html", "failed", "outlinks")}
+    summary["seconds"] = round(clock.seconds, 1)
+    segment.mark("parsed", summary)
+    progress("parse", [(key, summary[key]) for key in ("pages", "html", "failed", "outlinks")])
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for spark-submit and submit.sh."""
+    return job_main("parse", build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+"""readdb: read the crawldb: statistics, a dump, or one URL's record.
+
+Usage: ``submit.sh readdb --data DIR (--stats [--json] | --dump OUT | --url URL)``.
+``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages;
+``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--url URL``: one record
+(the URL is normalized first), as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from crawldb import status as st
+from jobs.common import job_main, job_parser
+from jobs.layout import DataDir
+from jobs.store import read_crawldb
+from lib.urls import normalize
+
+
+def build_parser():
+    """Command line of the job."""
+    parser = job_parser("readdb", __doc__.splitlines()[0])
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--stats", action="store_true", help="print statistics")
+    action.add_argument("--dump", metavar="OUT", help="write the crawldb as JSON lines to OUT")
+    action.add_argument("--url", help="print the record of one URL")
+    parser.add_argument("--json", action="store_true", help="machine-readable --stats")
+    return parser
+
+
+def run(spark, conf, args) -> int:
+    """Run the chosen action."""
+    crawldb = read_crawldb(spark, DataDir.at(args.data))
+    if args.stats:
+        figures = stats(crawldb)
+        print(json.dumps(figures, indent=2, sort_keys=True) if args.json else format_stats(figures))
+        return 0
+    if args.dump:
+        crawldb.write.mode("overwrite").json(args.dump)
+        print(f"readdb: crawldb written as JSON lines to {args.dump}")
+        return 0
+    return print_url(crawldb, args.url)
+
+
+def stats(crawldb) -> dict:
+    """Statistics of the crawldb as a JSON-ready dict."""
+    from pyspark.sql import functions as F
+
+    totals = crawldb.agg(
+        F.count("*").alias("urls"),
+        F.countDistinct("host").alias("hosts"),
+        F.min("score").alias("min"),
+        F.avg("score").alias("avg"),
+        F.max("score").alias("max"),
+        F.max("depth").alias("max_depth"),
+    ).collect()[0]
+    by_status = {r["status"]: r["count"] for r in crawldb.groupBy("status").count().collect()}
+    by_reason = {
+        f"{r['status']}/{r['reason']}": r["count"]
+        for r in crawldb.where("reason IS NOT NULL").groupBy("status", "reason").count().collect()
+    }
+    fetched_hosts = crawldb.where(F.col("status") == st.FETCHED).select("host").distinct()
+    return {
+        "urls": totals["urls"],
+        "hosts": totals["hosts"],
+        "fetched_pages": by_status.get(st.FETCHED, 0),
+        "fetched_hosts": fetched_hosts.count(),
+        "max_depth": totals["max_depth"],
+        "score": {k: _round(totals[k]) for k in ("min", "avg", "max")},
+        "status": dict(sorted(by_status.items())),
+        "reason": dict(sorted(by_reason.items())),
+    }
+
+
+def _round(value):
+    return None if value is None else round(float(value), 6)
+
+
+def format_stats(figures: dict) -> str:
+    """Statistics as readable lines, in the style of Nutch's readdb -stats."""
+    lines = [
+        f"TOTAL urls:\t{figures['urls']}",
+        f"hosts:\t{figures['hosts']}",
+        f"fetched pages:\t{figures['fetched_pages']} from {figures['fetched_hosts']} hosts",
+        f"max depth:\t{figures['max_depth']}",
+        "score (min/avg/max):\t{min} / {avg} / {max}".format(**figures["score"]),
+    ]
+    lines += [f"status {name}:\t{count}" for name, count in figures["status"].items()]
+    lines += [f"reason {name}:\t{count}" for name, count in figures["reason"].items()]
+    return "\n".join(lines)
+
+
+def print_url(crawldb, url: str) -> int:
+    """Print one URL's record as JSON; 1 when it is not in the crawldb."""
+    key = normalize(url) or url
+    rows = crawldb.where(crawldb.url == key).collect()
+    if not rows:
+        print(f"readdb: {key} is not in the crawldb", file=sys.stderr)
+        return 1
+    print(json.dumps(rows[0].asDict(recursive=True), default=str, indent=2, sort_keys=True))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for spark-submit and submit.sh."""
+    return job_main("readdb", build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The crawldb Delta table: create it, read it, merge changed rows into it.
+
+Every change to the crawldb is one Delta ``MERGE`` on ``url`` (update the matched row,
+insert the new one), so a job killed half way leaves the previous version intact and
+analysts can time-travel between rounds. Commits carry a ``userMetadata`` label naming
+the job and segment.
+"""
+
+from __future__ import annotations
+
+from crawldb.schema import CRAWLDB
+from jobs.common import delta_commit_message, with_millis
+from jobs.layout import DataDir
+
+
+def crawldb_exists(spark, data: DataDir) -> bool:
+    """True when the data directory has a crawldb Delta table."""
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, data.crawldb)
+
+
+def ensure_crawldb(spark, data: DataDir) -> None:
+    """Create the empty crawldb table when it does not exist yet."""
+    if crawldb_exists(spark, data):
+        return
+    empty = spark.createDataFrame([], CRAWLDB.ddl)
+    with delta_commit_message(spark, "trawl create crawldb"):
+        empty.write.format("delta").mode("errorifexists").save(data.crawldb)
+
+
+def read_crawldb(spark, data: DataDir, millis: bool = False):
+    """The crawldb as a DataFrame (times as epoch ms when ``millis``)."""
+    if not crawldb_exists(spark, data):
+        raise FileNotFoundError(
+            f"no crawldb at {data.crawldb}: run inject (or crawl --seeds FILE) first"
+        )
+    frame = spark.read.format("delta").load(data.crawldb)
+    return with_millis(frame, CRAWLDB) if millis else frame
+
+
+def merge_rows(spark, data: DataDir, rows, message: str) -> None:
+    """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit."""
+    from delta.tables import DeltaTable
+
+    table = DeltaTable.forPath(spark, data.crawldb)
+    with delta_commit_message(spark, message):
+        (
+            table.alias("t")
+            .merge(rows.alias("s"), "t.url = s.url")
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .execute()
+        )
+
+
+def crawldb_version(spark, data: DataDir) -> int:
+    """The current Delta version of the crawldb."""
+    from delta.tables import DeltaTable
+
+    return DeltaTable.forPath(spark, data.crawldb).history(1).collect()[0]["version"]

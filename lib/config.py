@@ -1,0 +1,158 @@
+"""Configuration: one documented defaults file, a site file, command-line overrides.
+
+Layers, later wins: ``conf/trawl-default.toml`` < ``--conf-file FILE`` < ``--conf KEY=VALUE``.
+Every key must be declared in the defaults file; an unknown key is an error with a
+"did you mean" hint. Keys starting with ``spark.`` are passed to Spark unchanged and may
+be set without being declared. Values given on the command line are converted to the
+type of the declared default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+SPARK_PREFIX = "spark."
+DEFAULTS_NAME = "trawl-default.toml"
+
+
+class ConfigError(ValueError):
+    """A configuration key or value that Trawl cannot use."""
+
+
+def defaults_path() -> Path:
+    """Locate the defaults file: ``$TRAWL_CONF_DIR`` first, else the checkout's ``conf/``."""
+    candidates = []
+    if os.environ.get("TRAWL_CONF_DIR"):
+        candidates.append(Path(os.environ["TRAWL_CONF_DIR"]) / DEFAULTS_NAME)
+    candidates.append(Path(__file__).resolve().parent.parent / "conf" / DEFAULTS_NAME)
+    for path in candidates:
+        if path.is_file():
+            return path
+    tried = ", ".join(str(p) for p in candidates)
+    raise ConfigError(f"defaults file not found (tried {tried}); set TRAWL_CONF_DIR")
+
+
+class Config(Mapping[str, Any]):
+    """Read-only mapping of every configuration key to its effective value."""
+
+    def __init__(self, values: Mapping[str, Any]):
+        self._values = dict(values)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise ConfigError(_unknown_key_message(key, self._values)) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def spark_settings(self) -> dict[str, str]:
+        """The ``spark.*`` keys, as strings for the SparkSession builder."""
+        return {
+            k: _spark_string(v) for k, v in self._values.items() if k.startswith(SPARK_PREFIX)
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain dict copy, cheap to ship to Spark executors."""
+        return dict(self._values)
+
+
+def load_config(
+    conf_files: Iterable[str | Path] = (),
+    overrides: Iterable[str] = (),
+    defaults_file: Path | None = None,
+) -> Config:
+    """Build the effective configuration from the defaults, site files and KEY=VALUE overrides."""
+    path = defaults_file or defaults_path()
+    defaults = _read_toml(path)
+    values = dict(defaults)
+    for conf_file in conf_files:
+        for key, value in _read_toml(Path(conf_file)).items():
+            values[key] = _checked(key, value, defaults, source=str(conf_file))
+    for item in overrides:
+        key, value = _split_override(item)
+        values[key] = _checked(key, _convert(key, value, defaults), defaults, source="--conf")
+    return Config(values)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration file {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"configuration file {path} is not valid TOML: {exc}") from exc
+
+
+def _split_override(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--conf {item!r}: expected KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def _checked(key: str, value: Any, defaults: Mapping[str, Any], source: str) -> Any:
+    if key.startswith(SPARK_PREFIX):
+        return value
+    if key not in defaults:
+        raise ConfigError(f"{source}: {_unknown_key_message(key, defaults)}")
+    expected = type(defaults[key])
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise ConfigError(
+            f"{source}: {key} must be {expected.__name__}, got {value!r} ({type(value).__name__})"
+        )
+    return value
+
+
+def _convert(key: str, text: str, defaults: Mapping[str, Any]) -> Any:
+    """Turn a command-line string into the type of the key's default."""
+    if key not in defaults:
+        if key.startswith(SPARK_PREFIX):
+            return text
+        raise ConfigError(f"--conf: {_unknown_key_message(key, defaults)}")
+    default = defaults[key]
+    try:
+        if isinstance(default, bool):
+            return _parse_bool(text)
+        if isinstance(default, int):
+            return int(text)
+        if isinstance(default, float):
+            return float(text)
+        if isinstance(default, list):
+            return [part.strip() for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"--conf {key}={text}: {exc}") from exc
+    return text
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "yes", "1", "on"):
+        return True
+    if lowered in ("false", "no", "0", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _spark_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _unknown_key_message(key: str, known: Iterable[str]) -> str:
+    hint = difflib.get_close_matches(key, list(known), n=1)
+    suffix = f"; did you mean {hint[0]!r}?" if hint else ""
+    return f"unknown configuration key {key!r}{suffix} (keys are declared in {DEFAULTS_NAME})"

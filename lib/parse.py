@@ -1,0 +1,174 @@
+"""HTML parsing with lxml: title, visible text, outlinks, fingerprints (data flow step 4).
+
+``parse_page`` never raises on bad input: a page it cannot read is returned with
+``status="failed"`` and a reason, a non-HTML type with ``status="not_html"``. Outlinks
+are resolved against ``<base href>`` (else the page URL) by the WHATWG rules, then
+normalized and filtered (``lib.urls``); dropped links are counted.
+
+Encoding is decided in this order: byte-order mark, the Content-Type charset, a
+``<meta charset>`` in the first 1024 bytes, then detection with charset-normalizer.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.html
+from charset_normalizer import from_bytes
+from lxml import etree
+
+from lib.fingerprint import content_hash, simhash64
+from lib.urls import UrlFilter, clean, resolve
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+INVISIBLE_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside")
+ANCHOR_TEXT_LIMIT = 200
+_LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
+_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]+)", re.I)
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class Outlink:
+    """One link found in a page, already normalized."""
+
+    url: str
+    anchor: str
+    rel: str | None
+
+
+@dataclass
+class ParseResult:
+    """What the parse stage keeps of one page."""
+
+    status: str
+    reason: str | None = None
+    title: str | None = None
+    text: str | None = None
+    content_hash: str | None = None
+    simhash: int | None = None
+    encoding: str | None = None
+    outlinks: list[Outlink] = field(default_factory=list)
+    links_dropped: int = 0
+
+
+def is_html(content_type: str | None, body: bytes) -> bool:
+    """True for HTML types, or for an untyped body that starts like markup."""
+    if content_type:
+        return content_type.split(";")[0].strip().lower() in HTML_TYPES
+    return body.lstrip()[:1] == b"<"
+
+
+def parse_page(
+    url: str, body: bytes, content_type: str | None, conf: Mapping[str, Any]
+) -> ParseResult:
+    """Parse one fetched body; ``url`` is the URL it was fetched from (after redirects)."""
+    digest = content_hash(body)
+    if not is_html(content_type, body):
+        return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest)
+    encoding = decide_encoding(body, content_type)
+    markup = body.decode(encoding, errors="replace").replace("\x00", "")
+    try:
+        doc = lxml.html.document_fromstring(markup)
+    except (etree.ParserError, ValueError) as exc:
+        return ParseResult("failed", reason=str(exc)[:200], content_hash=digest, encoding=encoding)
+    title = _title(doc)
+    outlinks, dropped = extract_outlinks(doc, url, UrlFilter(conf), conf)
+    text = visible_text(doc)
+    return ParseResult(
+        "success",
+        title=title,
+        text=text,
+        content_hash=digest,
+        simhash=simhash64(text),
+        encoding=encoding,
+        outlinks=outlinks,
+        links_dropped=dropped,
+    )
+
+
+def decide_encoding(body: bytes, content_type: str | None) -> str:
+    """Name of the encoding to decode the body with (always one Python knows)."""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    declared = _HEADER_CHARSET.search(content_type or "")
+    meta = _META_CHARSET.search(body[:1024])
+    for candidate in (declared and declared.group(1), meta and meta.group(1).decode("ascii")):
+        if candidate and _known_codec(candidate):
+            return _known_codec(candidate)
+    guess = from_bytes(body[:65536]).best()
+    return guess.encoding if guess else "utf-8"
+
+
+def _known_codec(name: str) -> str | None:
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _title(doc: lxml.html.HtmlElement) -> str | None:
+    node = doc.find(".//title")
+    if node is None:
+        return None
+    return fold_space(node.text_content()) or None
+
+
+def fold_space(text: str) -> str:
+    """Runs of whitespace become one space; ends are trimmed."""
+    return _SPACE.sub(" ", text).strip()
+
+
+def visible_text(doc: lxml.html.HtmlElement) -> str:
+    """Text a reader sees: invisible and boilerplate elements removed, whitespace folded."""
+    body = doc.find(".//body")
+    root = body if body is not None else doc
+    for element in list(root.iter(*INVISIBLE_TAGS)):
+        element.drop_tree()
+    return fold_space(" ".join(root.itertext()))
+
+
+def extract_outlinks(
+    doc: lxml.html.HtmlElement, url: str, url_filter: UrlFilter, conf: Mapping[str, Any]
+) -> tuple[list[Outlink], int]:
+    """Links of the page, resolved, normalized and filtered; and how many were dropped."""
+    base = _base_url(doc, url)
+    limit = conf["db.max.outlinks.per.page"]
+    seen: set[str] = set()
+    links: list[Outlink] = []
+    dropped = 0
+    for element in doc.iter(*_LINK_ATTRIBUTES):
+        href = element.get(_LINK_ATTRIBUTES[element.tag])
+        if href is None:
+            continue
+        absolute = resolve(href, base)
+        key, _reason = clean(absolute, url_filter) if absolute else (None, "invalid")
+        if key is None:
+            dropped += 1
+            continue
+        if key in seen or (limit >= 0 and len(links) >= limit):
+            continue
+        seen.add(key)
+        anchor = fold_space(element.text_content() or element.get("alt", ""))[:ANCHOR_TEXT_LIMIT]
+        links.append(Outlink(key, anchor, element.get("rel")))
+    return links, dropped
+
+
+def _base_url(doc: lxml.html.HtmlElement, url: str) -> str:
+    base = doc.find(".//base[@href]")
+    if base is not None:
+        resolved = resolve(base.get("href"), url)
+        if resolved:
+            return resolved
+    return url

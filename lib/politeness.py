@@ -1,0 +1,140 @@
+"""Per-host queues that make politeness hold by construction (Nutch's FetchItemQueues).
+
+A host is handed to at most one fetcher thread at a time (one connection per host), and
+not before ``delay`` seconds have passed since the end of its previous request. Among
+the hosts that may go, the one waiting longest goes first. Time comes from an injected
+clock so the rules can be tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class HostQueue:
+    """The URLs of one host still to fetch, and when the host may be asked next."""
+
+    host: str
+    delay: float
+    items: deque = field(default_factory=deque)
+    next_start: float = 0.0
+    busy: bool = False
+
+
+@dataclass(frozen=True)
+class Wait:
+    """No host may go now; ``seconds`` until one may (``None``: until a host is released)."""
+
+    seconds: float | None
+
+
+DONE = object()
+
+
+class PoliteScheduler:
+    """Hands out ``(host, item)`` pairs to fetcher threads, one per host at a time."""
+
+    def __init__(self, default_delay: float, clock: Callable[[], float] = time.monotonic):
+        self.default_delay = default_delay
+        self.clock = clock
+        self._queues: dict[str, HostQueue] = {}
+        self._ready: list[tuple[float, int, str]] = []  # idle hosts with items
+        self._busy = 0
+        self._seq = 0
+        self._cond = threading.Condition()
+
+    def add(self, host: str, item: Any) -> None:
+        """Queue an item of a host (before or during fetching)."""
+        with self._cond:
+            queue = self._queues.get(host)
+            if queue is None:
+                queue = self._queues[host] = HostQueue(host, self.default_delay)
+            queue.items.append(item)
+            if len(queue.items) == 1 and not queue.busy:
+                self._push(queue)
+            self._cond.notify_all()
+
+    def add_first(self, host: str, item: Any) -> None:
+        """Queue an item to be the host's next one; only while the caller holds the host."""
+        with self._cond:
+            queue = self._queues[host]
+            if not queue.busy:
+                raise RuntimeError(f"add_first({host!r}) while the host is not held")
+            queue.items.appendleft(item)
+
+    def knows(self, host: str) -> bool:
+        """True once the host has a queue."""
+        with self._cond:
+            return host in self._queues
+
+    @property
+    def host_count(self) -> int:
+        """Hosts that have a queue."""
+        with self._cond:
+            return len(self._queues)
+
+    def set_delay(self, host: str, delay: float) -> None:
+        """Change the least pause between two requests to the host (e.g. robots Crawl-delay)."""
+        with self._cond:
+            self._queues[host].delay = delay
+
+    def take_remaining(self, host: str) -> list[Any]:
+        """Remove and return the host's queued items (the host is being skipped)."""
+        with self._cond:
+            queue = self._queues[host]
+            items = list(queue.items)
+            queue.items.clear()
+            return items
+
+    def next_ready(self) -> tuple[str, Any] | Wait | object:
+        """Non-blocking step: a pair to fetch now, a ``Wait``, or ``DONE``."""
+        with self._cond:
+            return self._next_ready(self.clock())
+
+    def acquire(self) -> tuple[str, Any] | None:
+        """Block until some host may go; ``None`` when every queue is empty and idle."""
+        with self._cond:
+            while True:
+                step = self._next_ready(self.clock())
+                if step is DONE:
+                    return None
+                if not isinstance(step, Wait):
+                    return step
+                self._cond.wait(step.seconds)
+
+    def release(self, host: str, end: float | None) -> None:
+        """Give the host back; ``end`` is when its request ended (``None``: no request made)."""
+        with self._cond:
+            queue = self._queues[host]
+            queue.busy = False
+            self._busy -= 1
+            if end is not None:
+                queue.next_start = max(queue.next_start, end + queue.delay)
+            if queue.items:
+                self._push(queue)
+            self._cond.notify_all()
+
+    def _next_ready(self, now: float):
+        if not self._ready:
+            return DONE if self._busy == 0 else Wait(None)
+        start, _, host = self._ready[0]
+        if start > now:
+            return Wait(start - now)
+        heapq.heappop(self._ready)
+        queue = self._queues[host]
+        if not queue.items:  # emptied by take_remaining while waiting
+            return self._next_ready(now)
+        queue.busy = True
+        self._busy += 1
+        return host, queue.items.popleft()
+
+    def _push(self, queue: HostQueue) -> None:
+        self._seq += 1
+        heapq.heappush(self._ready, (queue.next_start, self._seq, queue.host))

@@ -1,0 +1,104 @@
+"""WARC output of the fetcher, through warcio (WARC/1.1, one gzip member per record).
+
+A ``WarcFile`` is written under a temporary name and renamed when closed, so that a
+reader (or a retried Spark task, which rewrites the same name) never sees half a file.
+Each file opens with a ``warcinfo`` record; each exchange that got an answer adds a
+``request`` and a ``response`` record, linked by ``WARC-Concurrent-To``, with block and
+payload digests. The response body is stored as received (still content-encoded);
+since the de-chunked body is stored, ``Transfer-Encoding`` is renamed
+``X-Crawler-Transfer-Encoding`` as Common Crawl does, and a body cut at the content
+limit is marked ``WARC-Truncated: length``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from datetime import UTC, datetime
+from urllib.parse import urlsplit
+
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from lib.http import Exchange
+
+_RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+
+
+def warc_date(epoch_seconds: float) -> str:
+    """ISO 8601 UTC date with microseconds, as WARC/1.1 allows."""
+    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class WarcFile:
+    """One WARC file being written; ``close()`` makes it visible under its final name."""
+
+    def __init__(self, path: str, info: dict[str, str]):
+        self.path = path
+        self.temp_path = f"{path}.inprogress"
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        self._handle = open(self.temp_path, "wb")  # noqa: SIM115 - closed in close()
+        self._writer = WARCWriter(self._handle, gzip=True, warc_version="WARC/1.1")
+        record = self._writer.create_warcinfo_record(os.path.basename(path), info)
+        self._writer.write_record(record)
+
+    def write_exchange(self, exchange: Exchange) -> int:
+        """Write the request and response records; returns the response record's offset."""
+        date = warc_date(exchange.started)
+        response = self._writer.create_warc_record(
+            exchange.url,
+            "response",
+            payload=io.BytesIO(exchange.raw_body),
+            http_headers=StatusAndHeaders(
+                f"{exchange.status} {exchange.reason_phrase}".strip(),
+                _stored_headers(exchange.response_headers),
+                protocol="HTTP/1.1",
+            ),
+            warc_headers_dict=_response_warc_headers(date, exchange),
+        )
+        request = self._writer.create_warc_record(
+            exchange.url,
+            "request",
+            payload=io.BytesIO(b""),
+            http_headers=StatusAndHeaders(
+                f"GET {_request_target(exchange.url)} HTTP/1.1",
+                list(exchange.request_headers),
+                is_http_request=True,
+            ),
+            warc_headers_dict={
+                "WARC-Date": date,
+                "WARC-Concurrent-To": response.rec_headers.get_header("WARC-Record-ID"),
+            },
+        )
+        offset = self._handle.tell()
+        self._writer.write_record(response)
+        self._writer.write_record(request)
+        return offset
+
+    def close(self) -> None:
+        """Flush and move the file to its final name."""
+        self._handle.close()
+        os.replace(self.temp_path, self.path)
+
+    def abort(self) -> None:
+        """Drop the unfinished file."""
+        self._handle.close()
+        if os.path.exists(self.temp_path):
+            os.remove(self.temp_path)
+
+
+def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in headers]
+
+
+def _response_warc_headers(date: str, exchange: Exchange) -> dict[str, str]:
+    headers = {"WARC-Date": date}
+    if exchange.truncated:
+        headers["WARC-Truncated"] = "length"
+    return headers
+
+
+def _request_target(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -83,6 +83,11 @@ def build_spark(name: str, conf: Config, master: str | None = None):
         from delta import configure_spark_with_delta_pip
 
         builder = builder.config("spark.jars.ivy", str(cache_dir() / "ivy"))
+        log_conf = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
+        if log_conf.is_file():
+            builder = builder.config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}"
+            )
         builder = configure_spark_with_delta_pip(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

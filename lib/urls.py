@@ -22,8 +22,11 @@ _HIERARCHICAL = frozenset({"http:", "https:", "ftp:", "ws:", "wss:"})
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
-def resolve(href: str, base: str) -> str | None:
-    """Resolve a link against its base URL; ``None`` when the WHATWG parser rejects it."""
+def resolve(href: str, base: str | None) -> str | None:
+    """Resolve a link against its base URL (``None``: absolute only) by the WHATWG rules.
+
+    Returns ``None`` when the URL parser rejects the input.
+    """
     try:
         return URL(href, base=base).href
     except ValueError:

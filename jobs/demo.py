@@ -1,0 +1,62 @@
+"""demo: crawl the bundled test web for a few rounds and print the crawldb statistics.
+
+Usage: ``submit.sh demo [--data DIR] [--rounds N] [--hosts N] [--port P]``. Starts the
+local multi-host web (``testweb``) on loopback addresses 127.0.1.1 ..., writes a seed
+file with its home pages, runs ``crawl``, prints ``readdb --stats``, stops the web. The
+request log of the web is kept as ``DIR/requests.jsonl``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from jobs import crawl, readdb
+from jobs.common import job_main, job_parser
+from jobs.layout import DataDir
+from jobs.store import read_crawldb
+from testweb.server import TestWeb, loopback_hosts
+
+
+def build_parser():
+    """Command line of the job."""
+    parser = job_parser("demo", __doc__.splitlines()[0])
+    parser.set_defaults(data="data/demo")
+    for action in parser._actions:
+        if action.dest == "data":
+            action.required = False
+            action.help = "data directory (default: data/demo)"
+    parser.add_argument("--rounds", type=int, default=3, help="crawl rounds (default 3)")
+    parser.add_argument("--hosts", type=int, default=4, help="hosts of the test web (default 4)")
+    parser.add_argument("--port", type=int, default=8808, help="port of the test web (8808)")
+    return parser
+
+
+def run(spark, conf, args) -> int:
+    """Serve the test web, crawl it, print statistics."""
+    data = DataDir.at(args.data)
+    data.root.mkdir(parents=True, exist_ok=True)
+    web = TestWeb(loopback_hosts(args.hosts), args.port, data.root / "requests.jsonl").start()
+    try:
+        seeds = data.root / "seeds.txt"
+        seeds.write_text("".join(f"{url}\n" for url in web.seeds), encoding="utf-8")
+        crawl_args = SimpleNamespace(data=str(data.root), seeds=str(seeds), rounds=args.rounds,
+                                     adddays=0.0)
+        code = crawl.run(spark, conf, crawl_args)
+    finally:
+        web.stop()
+    if code:
+        return code
+    print(readdb.format_stats(readdb.stats(read_crawldb(spark, data))))
+    print(f"demo: data in {data.root}, request log in {Path(web.log.path)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point for spark-submit and submit.sh."""
+    return job_main("demo", build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

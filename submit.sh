@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Trawl's command line: maps a short command to a Spark job (as Nutch's bin/nutch does).
+# On first use it bootstraps the checkout by itself: a virtual environment in .venv/ with
+# the Python packages of setup.cfg; the Delta Lake jars come from Maven Central through
+# Spark's Ivy on the first job and are cached under $TRAWL_CACHE (default ~/.cache/trawl).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="$ROOT/.venv"
+CACHE="${TRAWL_CACHE:-$HOME/.cache/trawl}"
+export TRAWL_CACHE="$CACHE" TRAWL_CONF_DIR="${TRAWL_CONF_DIR:-$ROOT/conf}"
+
+usage() {
+  cat <<'USAGE'
+Usage: ./submit.sh COMMAND [options]
+
+Crawl commands (each takes --data DIR, --conf KEY=VALUE, --conf-file FILE, --master URL;
+run a command with --help for its own options):
+  crawl      inject seeds, then run N rounds:  crawl [--seeds FILE] --rounds N --data DIR
+  inject     merge a seed file into the crawldb
+  generate   select due URLs into a new segment's fetch list
+  fetch      fetch a segment (robots.txt, politeness, WARC files)
+  parse      parse a segment's pages (text, outlinks, fingerprints)
+  updatedb   merge a segment into the crawldb
+  readdb     crawldb statistics (--stats [--json]), dump (--dump OUT), one URL (--url URL)
+
+Other commands:
+  demo       start the bundled test web, crawl it for 3 rounds, print stats
+  test       run the test suite (arguments go to pytest)
+  setup      only bootstrap the environment (.venv, packages)
+
+Environment: TRAWL_CACHE (jar cache), TRAWL_DRIVER_MEMORY (default 2g), PYTHON (interpreter
+used to create .venv, default python3.11 or python3).
+USAGE
+}
+
+bootstrap() {
+  local python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+  local stamp="$VENV/.trawl-setup"
+  local wanted
+  wanted="$(cat "$ROOT/setup.cfg" "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$wanted" ]]; then
+    return
+  fi
+  echo "submit.sh: setting up $VENV (first run, or setup.cfg changed)" >&2
+  [[ -x "$VENV/bin/python" ]] || "$python" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
+  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[test]" >&2
+  echo "$wanted" > "$stamp"
+}
+
+delta_package() {
+  # The Delta jar is named after the Spark minor version (delta-spark_4.2_2.13).
+  "$VENV/bin/python" - <<'PY'
+from importlib.metadata import version
+spark = ".".join(version("pyspark").split(".")[:2])
+print(f"io.delta:delta-spark_{spark}_2.13:{version('delta-spark')}")
+PY
+}
+
+run_job() {
+  local job="$1"; shift
+  local master="local[*]" args=()
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --master) master="$2"; shift 2 ;;
+      --master=*) master="${1#--master=}"; shift ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  local submit=("$VENV/bin/spark-submit" --master "$master"
+    --packages "$(delta_package)"
+    --conf "spark.jars.ivy=$CACHE/ivy"
+    --conf "spark.pyspark.python=$VENV/bin/python"
+    --conf "spark.pyspark.driver.python=$VENV/bin/python"
+    --driver-memory "${TRAWL_DRIVER_MEMORY:-2g}"
+    --driver-java-options "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
+  if [[ "$master" != local* ]]; then
+    # Ship the project's code to the executors.
+    mkdir -p "$ROOT/build"
+    (cd "$ROOT" && "$VENV/bin/python" -m zipfile -c build/trawl.zip jobs crawldb lib testweb)
+    submit+=(--py-files "$ROOT/build/trawl.zip")
+  fi
+  export PYSPARK_PYTHON="$VENV/bin/python" PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
+  exec "${submit[@]}" "$ROOT/jobs/$job.py" ${args[@]+"${args[@]}"}
+}
+
+command="${1:-}"
+[[ -n "$command" ]] && shift
+case "$command" in
+  crawl|inject|generate|fetch|parse|updatedb|readdb|demo)
+    bootstrap; run_job "$command" "$@" ;;
+  test)
+    bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
+  setup)
+    bootstrap ;;
+  -h|--help|help|"")
+    usage ;;
+  *)
+    echo "submit.sh: unknown command '$command'" >&2; usage >&2; exit 2 ;;
+esac

@@ -1,0 +1,53 @@
+"""Shared fixtures: one SparkSession and one local test web per test run."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from lib.config import load_config
+from testweb.server import TestWeb, loopback_hosts
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Politeness figures of the test web used by the tests: small, so that rounds are quick,
+# but large enough that a violation shows in the request log.
+TEST_SERVER_DELAY = 0.25
+TEST_CRAWL_DELAY = 0.6
+
+
+@pytest.fixture(scope="session")
+def web(tmp_path_factory) -> TestWeb:
+    """The multi-host test web on 127.0.2.1-4, with its request log."""
+    log = tmp_path_factory.mktemp("web") / "requests.jsonl"
+    server = TestWeb(loopback_hosts(4, subnet=2), 0, log, crawl_delay=TEST_CRAWL_DELAY)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def conf():
+    """The default configuration with the test web's delays."""
+    return load_config(overrides=[f"fetcher.server.delay={TEST_SERVER_DELAY}"])
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession with Delta Lake for the whole run (it takes ~10 s to start)."""
+    from jobs.common import build_spark
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session_conf = load_config(
+        overrides=[
+            "spark.ui.enabled=false",
+            "spark.sql.shuffle.partitions=2",
+            "spark.default.parallelism=2",
+        ]
+    )
+    session = build_spark("tests", session_conf, "local[2]")
+    yield session
+    session.stop()

@@ -1,0 +1,79 @@
+import codecs
+
+from lib.config import load_config
+from lib.parse import decide_encoding, is_html, parse_page
+
+CONF = load_config()
+PAGE = b"""<!DOCTYPE html><html><head><title> My  Page </title>
+<base href="http://example.com/dir/"></head>
+<body><nav><a href="/home">Home</a></nav>
+<h1>Hello</h1><p>Some visible   text.</p>
+<script>var hidden = "<a href='/never'>";</script><style>p {}</style>
+<a href="sub/page.html" rel="nofollow">Sub <b>page</b></a>
+<a href="  http://OTHER.example.org:80/x#y ">other</a>
+<a href="mailto:a@b.c">mail</a><a href="javascript:void(0)">js</a>
+<a href="/img.png">image</a><a href="sub/page.html">duplicate</a>
+<area href="/map" alt="map area"><iframe src="/frame"></iframe>
+<footer>footer text</footer></body></html>"""
+
+
+def test_links_text_title_and_fingerprints():
+    result = parse_page("http://example.com/start", PAGE, "text/html; charset=utf-8", CONF)
+    assert result.status == "success"
+    assert result.title == "My Page"
+    assert result.text == "Hello Some visible text. Sub page other mail js image duplicate"
+    urls = [link.url for link in result.outlinks]
+    assert urls == [
+        "http://example.com/home",
+        "http://example.com/dir/sub/page.html",
+        "http://other.example.org/x",
+        "http://example.com/map",
+        "http://example.com/frame",
+    ]
+    assert result.outlinks[1].anchor == "Sub page" and result.outlinks[1].rel == "nofollow"
+    assert result.links_dropped == 3  # mailto, javascript, .png
+    assert len(result.content_hash) == 64
+    assert isinstance(result.simhash, int) and -(2**63) <= result.simhash < 2**63
+
+
+def test_outlink_limit():
+    conf = load_config(overrides=["db.max.outlinks.per.page=2"])
+    result = parse_page("http://example.com/start", PAGE, "text/html", conf)
+    assert len(result.outlinks) == 2
+
+
+def test_encodings():
+    text = "Grüße, Ελληνικά, 日本語"
+    for name in ("windows-1252", "shift_jis", "gb18030", "utf-16"):
+        try:
+            body = f"<html><body><p>{text}</p></body></html>".encode(name)
+        except UnicodeEncodeError:
+            sample = "Grüße" if name == "windows-1252" else "日本語"
+            body = f"<html><body><p>{sample}</p></body></html>".encode(name)
+            expected = sample
+        else:
+            expected = text
+        result = parse_page("http://e.com/", body, f"text/html; charset={name}", CONF)
+        assert result.text == expected, name
+    assert decide_encoding(codecs.BOM_UTF8 + b"<p>x</p>", "text/html; charset=latin-1") == "utf-8"
+    assert decide_encoding(b'<meta charset="shift_jis"><p>x', "text/html") == "shift_jis"
+
+
+def test_broken_input_never_raises():
+    bodies = [
+        b"",
+        b"\x00\x00\x00",
+        b"<html><body><p>unclosed <b>tags <form><form><a href='x",
+        b"<a href=\"" + b"x" * 100 + b"\">" * 20000,
+        b"\xff\xfe\xfa garbage \x80\x81",
+        b"<html>" + b"word " * 200_000 + b"</html>",
+    ]
+    for body in bodies:
+        result = parse_page("http://e.com/", body, "text/html", CONF)
+        assert result.status in ("success", "failed")
+
+
+def test_non_html_is_not_parsed_as_html():
+    result = parse_page("http://e.com/f.pdf", b"%PDF-1.4", "application/pdf", CONF)
+    assert result.status == "not_html" and result.outlinks == [] and result.content_hash
+    assert is_html(None, b"  <html>") and not is_html(None, b"PK\x03\x04")

@@ -1,0 +1,175 @@
+"""Three crawl rounds over the local test web on real Spark and Delta Lake."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY
+from warcio.archiveiterator import ArchiveIterator
+from weblog import disallowed_requests, entries_for, politeness_violations
+
+from crawldb import status as st
+from jobs import crawl, generate, inject, updatedb
+from jobs.layout import DataDir
+from jobs.store import crawldb_version
+from lib.urls import normalize
+
+pytestmark = [pytest.mark.spark, pytest.mark.web]
+AGENT_URL = "https://trawl.invalid/test-e2e"
+
+
+def conf_args():
+    return ["--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "--conf", f"http.agent.url={AGENT_URL}"]
+
+
+@pytest.fixture(scope="module")
+def crawled(spark, web, tmp_path_factory):
+    root = tmp_path_factory.mktemp("crawl")
+    seeds = root / "seeds.txt"
+    seeds.write_text(
+        f"# two of the four hosts, and a page robots.txt disallows for Trawl only\n"
+        f"{web.seeds[0]}\nnot a url\n{web.seeds[2]}\n{web.site.base(2)}/page/5\tscore=0.5\n"
+    )
+    code = crawl.main(["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data"),
+                       *conf_args()])
+    assert code == 0
+    data = DataDir.at(root / "data")
+    rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
+    return data, rows, entries_for(web, AGENT_URL)
+
+
+def test_three_segments_each_fully_processed(crawled):
+    data, _, _ = crawled
+    names = data.segment_names()
+    assert len(names) == 3
+    for name in names:
+        segment = data.segment(name)
+        assert all(segment.done(stage) for stage in ("generated", "fetched", "parsed", "updated"))
+
+
+def test_pages_found_by_links_are_fetched_in_later_rounds(crawled, web):
+    _, rows, _ = crawled
+    by_url = {r["url"]: r for r in rows}
+    fetched = [r for r in rows if r["status"] == st.FETCHED]
+    assert max(r["depth"] for r in fetched) == 2
+    # Seeds covered hosts 0 and 2; hosts 1 and 3 were reached only through links.
+    assert {r["host"] for r in fetched} == set(web.site.hosts)
+    page2 = by_url[f"{web.site.base(0)}/page/2"]
+    assert page2["status"] == st.FETCHED and page2["depth"] == 1
+    segments = {r["segment"] for r in fetched}
+    assert len(segments) == 3
+    unfetched = [r for r in rows if r["status"] == st.UNFETCHED]
+    assert unfetched and min(r["depth"] for r in unfetched) == 3  # found in round 3
+
+
+def test_one_row_per_normalized_url(crawled):
+    _, rows, _ = crawled
+    urls = [r["url"] for r in rows]
+    assert len(urls) == len(set(urls))
+    assert all(normalize(u) == u for u in urls)
+    assert not [u for u in urls if "#" in u or u.startswith(("mailto:", "javascript:"))]
+
+
+def test_statuses_and_reasons(crawled, web):
+    _, rows, _ = crawled
+    by_url = {r["url"]: r for r in rows}
+    base0 = web.site.base(0)
+    assert by_url[f"{base0}/private/secret"]["status"] == st.GONE
+    assert by_url[f"{base0}/private/secret"]["reason"] == st.REASON_ROBOTS_DENIED
+    assert by_url[f"{base0}/missing"]["reason"] == "http_404"
+    moved = by_url[f"{base0}/old-page"]
+    assert moved["status"] == st.REDIR_PERM and moved["redirect_to"] == f"{base0}/page/3"
+    assert by_url[f"{base0}/page/3"]["status"] == st.FETCHED
+    text = by_url[f"{base0}/data.txt"]
+    assert text["status"] == st.FETCHED and text["content_type"] == "text/plain"
+    for row in rows:
+        if row["status"] == st.FETCHED:
+            assert len(row["content_hash"]) == 64 and row["http_status"] == 200
+
+
+def test_no_disallowed_url_was_requested(crawled, web):
+    _, rows, log = crawled
+    assert log, "the crawl left no requests in the log"
+    assert disallowed_requests(log, web.site) == []
+    denied = {r["url"] for r in rows if r["reason"] == st.REASON_ROBOTS_DENIED}
+    assert f"{web.site.base(2)}/page/5" in denied  # disallowed for Trawl only
+    assert f"{web.site.base(3)}/private/secret" not in denied  # host 3 has no robots.txt
+
+
+def test_no_two_requests_to_a_host_closer_than_its_delay(crawled, web):
+    _, _, log = crawled
+    host1 = web.site.hosts[1]
+
+    def delay(host):
+        return TEST_CRAWL_DELAY if host == host1 else TEST_SERVER_DELAY
+
+    assert politeness_violations(log, delay) == []
+    assert len([e for e in log if e["host"] == host1]) >= 3
+
+
+def test_warc_files_hold_one_response_per_fetched_page(crawled, spark):
+    data, _, _ = crawled
+    for name in data.segment_names():
+        segment = data.segment(name)
+        answered = spark.read.format("delta").load(segment.table("fetch")).where(
+            "http_status IS NOT NULL"
+        )
+        expected = sorted(r["url"] for r in answered.select("url").collect())
+        responses = []
+        for path in sorted(Path(segment.warc_dir).glob("*.warc.gz")):
+            with open(path, "rb") as handle:
+                for record in ArchiveIterator(handle, check_digests="raise"):
+                    uri = record.rec_headers.get_header("WARC-Target-URI")
+                    if record.rec_type == "response" and not uri.endswith("/robots.txt"):
+                        responses.append(uri)
+        assert sorted(responses) == expected
+
+
+def test_updatedb_twice_changes_nothing(crawled, spark):
+    data, rows, _ = crawled
+    last = data.segment_names()[-1]
+    version = crawldb_version(spark, data)
+    assert updatedb.main(["--data", str(data.root), "--segment", last, *conf_args()]) == 0
+    assert crawldb_version(spark, data) == version
+    again = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
+    key = lambda r: r["url"]  # noqa: E731
+    assert sorted(again, key=key) == sorted(rows, key=key)
+
+
+def test_reinject_keeps_history_and_reports_bad_lines(crawled, spark, web, capsys, tmp_path):
+    data, rows, _ = crawled
+    seeds = tmp_path / "again.txt"
+    seeds.write_text(f"{web.seeds[0]}\tscore=7\nhttp://\n")
+    assert inject.main(["--seeds", str(seeds), "--data", str(data.root)]) == 0
+    assert "line 2" in capsys.readouterr().err
+    home = spark.read.format("delta").load(data.crawldb).where(f"url = '{web.seeds[0]}'")
+    row = home.collect()[0]
+    before = next(r for r in rows if r["url"] == web.seeds[0])
+    assert row["status"] == st.FETCHED and row["content_hash"] == before["content_hash"]
+    assert row["fetch_count"] == before["fetch_count"]
+
+
+def test_readdb_through_submit_sh(crawled):
+    data, rows, _ = crawled
+    done = subprocess.run(
+        [str(ROOT / "submit.sh"), "readdb", "--stats", "--json", "--data", str(data.root)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures = json.loads(done.stdout[done.stdout.index("{"):])
+    assert figures["urls"] == len(rows)
+    assert figures["fetched_pages"] == len([r for r in rows if r["status"] == st.FETCHED])
+    assert figures["fetched_hosts"] == 4
+
+
+def test_adddays_makes_fetched_pages_due_again(crawled, spark):
+    data, rows, _ = crawled
+    before = set(data.segment_names())
+    assert generate.main(["--data", str(data.root), "--adddays", "31", *conf_args()]) == 0
+    (name,) = set(data.segment_names()) - before
+    listed = {r["url"] for r in spark.read.format("delta").load(
+        data.segment(name).table("fetchlist")).collect()}
+    fetched = {r["url"] for r in rows if r["status"] == st.FETCHED}
+    assert fetched <= listed

@@ -1,0 +1,100 @@
+"""The partition fetcher against the local test web, without Spark."""
+
+import pytest
+from conftest import TEST_CRAWL_DELAY, TEST_SERVER_DELAY
+from warcio.archiveiterator import ArchiveIterator
+from weblog import by_host, entries_for, politeness_violations
+
+from crawldb import status as st
+from lib.config import load_config
+from lib.fetcher import PartitionFetcher
+from lib.urls import host_of
+from lib.warc import WarcFile
+
+pytestmark = pytest.mark.web
+AGENT_URL = "https://trawl.invalid/test-fetcher"
+
+
+def delay_of(web):
+    return lambda host: TEST_CRAWL_DELAY if host == web.site.hosts[1] else TEST_SERVER_DELAY
+
+
+@pytest.fixture(scope="module")
+def fetched(web, tmp_path_factory):
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            f"http.agent.url={AGENT_URL}",
+            "http.content.limit=100000",
+            "fetcher.threads.fetch=4",
+        ]
+    )
+    base0, base1 = web.site.base(0), web.site.base(1)
+    urls = web.seeds + [base0 + p for p in (
+        "/private/secret", "/old-page", "/gzip", "/large", "/status/503", "/redirect/4",
+        "/data.txt",
+    )] + [f"{base1}/page/{k}" for k in (1, 2, 3)]
+    rows = [{"url": u, "host": host_of(u), "depth": 1, "score": 1.0} for u in urls]
+    path = tmp_path_factory.mktemp("warc") / "part.warc.gz"
+    warc = WarcFile(str(path), {"software": "test"})
+    results = {r["url"]: r for r in PartitionFetcher(conf, warc).run(rows)}
+    warc.close()
+    return results, entries_for(web, AGENT_URL), path
+
+
+def test_one_result_per_url_and_followed_redirects(fetched, web):
+    results, _, _ = fetched
+    base0 = web.site.base(0)
+    assert results[f"{base0}/"]["fetch_status"] == st.SUCCESS
+    assert results[f"{base0}/old-page"]["fetch_status"] == st.MOVED
+    assert results[f"{base0}/old-page"]["redirect_to"] == f"{base0}/page/3"
+    assert results[f"{base0}/page/3"]["origin"] == "redirect"
+    chain = [f"{base0}/redirect/{n}" for n in (4, 3, 2, 1)]
+    assert [results[u]["fetch_status"] for u in chain] == [st.TEMP_MOVED] * 4
+    assert results[chain[-1]]["redirect_to"] == f"{base0}/page/1"  # hop limit reached
+    assert f"{base0}/page/1" not in results
+    assert len(results) == 14 + 4  # the list, the redirect target, three more chain hops
+
+
+def test_robots_denied_urls_are_never_requested(fetched, web):
+    results, log, _ = fetched
+    denied = results[f"{web.site.base(0)}/private/secret"]
+    assert denied["fetch_status"] == st.ROBOTS_DENIED and denied.get("http_status") is None
+    assert not [e for e in log if e["path"].startswith("/private/")]
+    robots = [e["host"] for e in log if e["path"] == "/robots.txt"]
+    assert sorted(robots) == sorted(web.site.hosts)  # once per host
+
+
+def test_bodies_statuses_and_limits(fetched, web):
+    results, _, _ = fetched
+    base0 = web.site.base(0)
+    assert b"Compressed" in results[f"{base0}/gzip"]["content"]
+    large = results[f"{base0}/large"]
+    assert large["truncated"] and large["content_length"] == 100000
+    failing = results[f"{base0}/status/503"]
+    assert failing["fetch_status"] == st.RETRY and failing["reason"] == "http_503"
+    assert results[f"{base0}/data.txt"]["content_type"] == "text/plain"
+
+
+def test_politeness_on_the_wire(fetched, web):
+    _, log, _ = fetched
+    assert politeness_violations(log, delay_of(web)) == []
+    host1 = by_host(log)[web.site.hosts[1]]
+    assert len(host1) == 5  # robots + home + 3 pages, spaced by the Crawl-delay
+
+
+def test_warc_has_a_response_per_answered_request(fetched):
+    results, log, path = fetched
+    with open(path, "rb") as handle:
+        records = list(ArchiveIterator(handle, check_digests="raise"))
+    responses = [r.rec_headers.get_header("WARC-Target-URI") for r in records
+                 if r.rec_type == "response"]
+    assert len(responses) == len(log)  # robots.txt files included
+    answered = {u for u, r in results.items() if r.get("http_status") is not None}
+    assert answered <= set(responses)
+    for url, row in results.items():
+        if row.get("warc_offset") is not None:
+            with open(path, "rb") as handle:
+                handle.seek(row["warc_offset"])
+                record = next(iter(ArchiveIterator(handle)))
+                assert record.rec_headers.get_header("WARC-Target-URI") == url

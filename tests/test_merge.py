@@ -1,0 +1,129 @@
+"""The per-URL merge rules, as a matrix of old status x fetch outcome (Nutch's TestCrawlDbStates)."""
+
+import pytest
+
+from crawldb import status as st
+from crawldb.merge import apply_fetch, merge_inject, new_row, update_row
+from crawldb.schedule import MS_PER_DAY
+from lib.config import load_config
+
+CONF = load_config()
+T0 = 1_700_000_000_000
+FETCHED_AT = T0 + 1000
+INTERVAL_MS = CONF["db.fetch.interval.default"] * 1000
+RETRY_MS = CONF["db.fetch.retry.interval"] * 1000
+
+
+def row(status=st.UNFETCHED, **changes):
+    base = new_row("http://a.test/x", "a.test", T0, score=1.0, depth=1, fetch_interval=2592000)
+    base.update(status=status, **changes)
+    return base
+
+
+def fetch(outcome, code=None, **extra):
+    result = {
+        "url": "http://a.test/x",
+        "fetch_status": outcome,
+        "reason": None if code in (None, 200) else f"http_{code}",
+        "http_status": code,
+        "fetched_at": FETCHED_AT,
+        "content_hash": "h1" if outcome == st.SUCCESS else None,
+        "simhash": 5 if outcome == st.SUCCESS else None,
+        "title": "T" if outcome == st.SUCCESS else None,
+        "etag": None,
+        "last_modified": None,
+        "content_type": "text/html",
+        "redirect_to": None,
+        "depth": 1,
+        "score": 1.0,
+    }
+    result.update(extra)
+    return result
+
+
+OLD_STATUSES = [st.UNFETCHED, st.FETCHED, st.GONE, st.REDIR_PERM, st.NOTMODIFIED]
+OUTCOMES = [
+    (st.SUCCESS, 200, st.FETCHED, INTERVAL_MS),
+    (st.MOVED, 301, st.REDIR_PERM, INTERVAL_MS),
+    (st.TEMP_MOVED, 302, st.REDIR_TEMP, INTERVAL_MS),
+    (st.NOT_MODIFIED, 304, st.NOTMODIFIED, INTERVAL_MS),
+    (st.NOT_FOUND, 404, st.GONE, INTERVAL_MS),
+    (st.ROBOTS_DENIED, None, st.GONE, INTERVAL_MS),
+]
+
+
+@pytest.mark.parametrize("old_status", OLD_STATUSES)
+@pytest.mark.parametrize(("outcome", "code", "new_status", "wait_ms"), OUTCOMES)
+def test_transition_matrix(old_status, outcome, code, new_status, wait_ms):
+    old = row(old_status, retries=2, fetch_count=3)
+    new = apply_fetch(old, fetch(outcome, code), "seg1", CONF)
+    assert new["status"] == new_status
+    assert new["fetch_time"] == FETCHED_AT + wait_ms
+    assert new["retries"] == 0
+    assert new["segment"] == "seg1" and new["last_fetch_time"] == FETCHED_AT
+    assert new["fetch_count"] == (3 if outcome == st.ROBOTS_DENIED else 4)
+
+
+@pytest.mark.parametrize("old_status", OLD_STATUSES)
+def test_transient_failures_retry_then_give_up(old_status):
+    retry_max = CONF["db.fetch.retry.max"]
+    current = row(old_status, retries=0, fetch_count=0)
+    for attempt in range(1, retry_max):
+        current = apply_fetch(current, fetch(st.RETRY, 503), f"seg{attempt}", CONF)
+        assert current["status"] == old_status  # still what it was, just due again later
+        assert current["retries"] == attempt
+        assert current["fetch_time"] == FETCHED_AT + RETRY_MS
+    current = apply_fetch(current, fetch(st.RETRY, 503), "last", CONF)
+    assert current["status"] == st.GONE and current["reason"] == "http_503"
+    assert current["retries"] == retry_max
+
+
+def test_success_records_fingerprints_and_change_time():
+    first = apply_fetch(row(), fetch(st.SUCCESS, 200), "s1", CONF)
+    assert first["content_hash"] == "h1" and first["simhash"] == 5 and first["title"] == "T"
+    assert first["modified_time"] == FETCHED_AT
+    later = fetch(st.SUCCESS, 200, fetched_at=FETCHED_AT + MS_PER_DAY)
+    same = apply_fetch(first, later, "s2", CONF)
+    assert same["modified_time"] == FETCHED_AT  # same hash: not changed
+    changed = apply_fetch(first, {**later, "content_hash": "h2"}, "s2", CONF)
+    assert changed["modified_time"] == FETCHED_AT + MS_PER_DAY
+
+
+def test_skipped_host_leaves_the_row_unchanged():
+    old = row()
+    assert apply_fetch(old, fetch(st.SKIPPED), "s1", CONF) == old
+
+
+def test_update_is_idempotent_per_segment():
+    old = row()
+    once = update_row("http://a.test/x", "a.test", old, fetch(st.RETRY, 503), None,
+                      segment="s1", now_ms=T0, conf=CONF)
+    assert once["retries"] == 1
+    again = update_row("http://a.test/x", "a.test", once, fetch(st.RETRY, 503), None,
+                       segment="s1", now_ms=T0, conf=CONF)
+    assert again is None
+
+
+def test_links_add_new_urls_and_keep_known_scores():
+    links = {"depth": 3, "score": 0.25}
+    created = update_row("http://a.test/n", "a.test", None, None, links,
+                         segment="s1", now_ms=T0, conf=CONF)
+    assert created["status"] == st.UNFETCHED and created["depth"] == 3
+    assert created["score"] == 0.25 and created["fetch_time"] == T0
+    known = row(st.FETCHED, depth=5, score=2.0)
+    merged = update_row(known["url"], "a.test", known, None, links,
+                        segment="s1", now_ms=T0, conf=CONF)
+    assert merged["depth"] == 3 and merged["score"] == 2.0
+    assert update_row(known["url"], "a.test", merged, None, links,
+                      segment="s1", now_ms=T0, conf=CONF) is None
+
+
+def test_reinject_keeps_history():
+    fetched = apply_fetch(row(), fetch(st.SUCCESS, 200), "s1", CONF)
+    seed = new_row(fetched["url"], "a.test", T0 + 5, score=9.0, depth=0, fetch_interval=60)
+    kept = merge_inject(fetched, seed, update=False)
+    assert kept["status"] == st.FETCHED and kept["content_hash"] == "h1"
+    assert kept["score"] == fetched["score"] and kept["depth"] == 0
+    updated = merge_inject(fetched, seed, update=True)
+    assert updated["score"] == 9.0 and updated["fetch_interval"] == 60
+    assert updated["status"] == st.FETCHED and updated["fetch_count"] == fetched["fetch_count"]

@@ -1,0 +1,68 @@
+import hashlib
+from base64 import b32encode
+
+from warcio.archiveiterator import ArchiveIterator
+
+from lib.http import Exchange
+from lib.warc import WarcFile
+
+
+def exchange(url, body, status=200, truncated=False):
+    return Exchange(
+        url=url,
+        request_headers=[("Host", "a.test"), ("User-Agent", "Trawl/0.1")],
+        started=1_700_000_000.25,
+        status=status,
+        reason_phrase="OK",
+        response_headers=[
+            ("Content-Type", "text/html"),
+            ("Transfer-Encoding", "chunked"),
+        ],
+        raw_body=body,
+        body=body,
+        truncated=truncated,
+    )
+
+
+def sha1_b32(data):
+    return "sha1:" + b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def test_records_read_back_with_valid_digests(tmp_path):
+    path = tmp_path / "warc" / "test.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    offsets = [
+        warc.write_exchange(exchange("http://a.test/1?q=x", b"<html>one</html>")),
+        warc.write_exchange(exchange("http://a.test/2", b"two" * 1000, truncated=True)),
+    ]
+    assert not path.exists()  # only visible once closed
+    warc.close()
+    records = []
+    with open(path, "rb") as handle:
+        for record in ArchiveIterator(handle, check_digests="raise"):
+            payload = record.content_stream().read()
+            records.append((record.rec_type, record, payload))
+    assert [r[0] for r in records] == ["warcinfo", "response", "request", "response", "request"]
+    response = records[1][1]
+    assert response.rec_headers.get_header("WARC-Target-URI") == "http://a.test/1?q=x"
+    assert response.rec_headers.get_header("WARC-Date") == "2023-11-14T22:13:20.250000Z"
+    assert response.rec_headers.get_header("WARC-Payload-Digest") == sha1_b32(b"<html>one</html>")
+    assert response.http_headers.get_header("X-Crawler-Transfer-Encoding") == "chunked"
+    assert response.http_headers.get_header("Transfer-Encoding") is None
+    request = records[2][1]
+    assert request.http_headers.protocol == "GET" and "/1?q=x" in request.http_headers.statusline
+    assert request.rec_headers.get_header("WARC-Concurrent-To") == response.rec_headers.get_header(
+        "WARC-Record-ID"
+    )
+    assert records[3][1].rec_headers.get_header("WARC-Truncated") == "length"
+    with open(path, "rb") as handle:
+        handle.seek(offsets[1])
+        record = next(iter(ArchiveIterator(handle)))
+        assert record.rec_headers.get_header("WARC-Target-URI") == "http://a.test/2"
+
+
+def test_abort_leaves_nothing(tmp_path):
+    path = tmp_path / "x.warc.gz"
+    warc = WarcFile(str(path), {})
+    warc.abort()
+    assert list(tmp_path.iterdir()) == []

@@ -41,8 +41,9 @@ def run(spark, conf, args) -> int:
     try:
         seeds = data.root / "seeds.txt"
         seeds.write_text("".join(f"{url}\n" for url in web.seeds), encoding="utf-8")
-        crawl_args = SimpleNamespace(data=str(data.root), seeds=str(seeds), rounds=args.rounds,
-                                     adddays=0.0)
+        crawl_args = SimpleNamespace(
+            data=str(data.root), seeds=str(seeds), rounds=args.rounds, adddays=0.0
+        )
         code = crawl.run(spark, conf, crawl_args)
     finally:
         web.stop()

@@ -86,9 +86,13 @@ def _merged(spark, data: DataDir, seed_frame, update: bool):
     from pyspark.sql import functions as F
 
     old = read_crawldb(spark, data, millis=True)
-    joined = seed_frame.alias("s").join(old.alias("o"), "url", "left").select(
-        F.struct("s.*").alias("seed"),
-        F.when(F.col("o.url").isNotNull(), F.struct("o.*")).alias("known"),
+    joined = (
+        seed_frame.alias("s")
+        .join(old.alias("o"), "url", "left")
+        .select(
+            F.struct("s.*").alias("seed"),
+            F.when(F.col("o.url").isNotNull(), F.struct("o.*")).alias("known"),
+        )
     )
 
     def merge(pair):

@@ -114,8 +114,11 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     segment.mark("updated", summary)
     progress(
         "updatedb",
-        [("rows changed", summary["changed"]), ("new urls", summary["new"]),
-         ("urls in crawldb", summary["crawldb"])],
+        [
+            ("rows changed", summary["changed"]),
+            ("new urls", summary["new"]),
+            ("urls in crawldb", summary["crawldb"]),
+        ],
     )
     return summary
 

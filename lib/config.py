@@ -57,9 +57,7 @@ class Config(Mapping[str, Any]):
 
     def spark_settings(self) -> dict[str, str]:
         """The ``spark.*`` keys, as strings for the SparkSession builder."""
-        return {
-            k: _spark_string(v) for k, v in self._values.items() if k.startswith(SPARK_PREFIX)
-        }
+        return {k: _spark_string(v) for k, v in self._values.items() if k.startswith(SPARK_PREFIX)}
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict copy, cheap to ship to Spark executors."""

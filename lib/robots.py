@@ -32,9 +32,7 @@ class RobotsRules:
     sitemaps: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_response(
-        cls, status: int | None, body: bytes, agent: str, limit: int
-    ) -> RobotsRules:
+    def from_response(cls, status: int | None, body: bytes, agent: str, limit: int) -> RobotsRules:
         """Rules from the HTTP status (``None``: unreachable) and body of /robots.txt."""
         if status is None or status >= 500:
             return cls(DISALLOW_ALL, agent)

@@ -20,8 +20,12 @@ AGENT_URL = "https://trawl.invalid/test-e2e"
 
 
 def conf_args():
-    return ["--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "--conf", f"http.agent.url={AGENT_URL}"]
+    return [
+        "--conf",
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "--conf",
+        f"http.agent.url={AGENT_URL}",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +36,9 @@ def crawled(spark, web, tmp_path_factory):
         f"# two of the four hosts, and a page robots.txt disallows for Trawl only\n"
         f"{web.seeds[0]}\nnot a url\n{web.seeds[2]}\n{web.site.base(2)}/page/5\tscore=0.5\n"
     )
-    code = crawl.main(["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data"),
-                       *conf_args()])
+    code = crawl.main(
+        ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data"), *conf_args()]
+    )
     assert code == 0
     data = DataDir.at(root / "data")
     rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
@@ -113,8 +118,8 @@ def test_warc_files_hold_one_response_per_fetched_page(crawled, spark):
     data, _, _ = crawled
     for name in data.segment_names():
         segment = data.segment(name)
-        answered = spark.read.format("delta").load(segment.table("fetch")).where(
-            "http_status IS NOT NULL"
+        answered = (
+            spark.read.format("delta").load(segment.table("fetch")).where("http_status IS NOT NULL")
         )
         expected = sorted(r["url"] for r in answered.select("url").collect())
         responses = []
@@ -155,10 +160,13 @@ def test_readdb_through_submit_sh(crawled):
     data, rows, _ = crawled
     done = subprocess.run(
         [str(ROOT / "submit.sh"), "readdb", "--stats", "--json", "--data", str(data.root)],
-        capture_output=True, text=True, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    figures = json.loads(done.stdout[done.stdout.index("{"):])
+    figures = json.loads(done.stdout[done.stdout.index("{") :])
     assert figures["urls"] == len(rows)
     assert figures["fetched_pages"] == len([r for r in rows if r["status"] == st.FETCHED])
     assert figures["fetched_hosts"] == 4
@@ -169,7 +177,9 @@ def test_adddays_makes_fetched_pages_due_again(crawled, spark):
     before = set(data.segment_names())
     assert generate.main(["--data", str(data.root), "--adddays", "31", *conf_args()]) == 0
     (name,) = set(data.segment_names()) - before
-    listed = {r["url"] for r in spark.read.format("delta").load(
-        data.segment(name).table("fetchlist")).collect()}
+    listed = {
+        r["url"]
+        for r in spark.read.format("delta").load(data.segment(name).table("fetchlist")).collect()
+    }
     fetched = {r["url"] for r in rows if r["status"] == st.FETCHED}
     assert fetched <= listed

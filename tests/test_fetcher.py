@@ -30,10 +30,22 @@ def fetched(web, tmp_path_factory):
         ]
     )
     base0, base1 = web.site.base(0), web.site.base(1)
-    urls = web.seeds + [base0 + p for p in (
-        "/private/secret", "/old-page", "/gzip", "/large", "/status/503", "/redirect/4",
-        "/data.txt",
-    )] + [f"{base1}/page/{k}" for k in (1, 2, 3)]
+    urls = (
+        web.seeds
+        + [
+            base0 + p
+            for p in (
+                "/private/secret",
+                "/old-page",
+                "/gzip",
+                "/large",
+                "/status/503",
+                "/redirect/4",
+                "/data.txt",
+            )
+        ]
+        + [f"{base1}/page/{k}" for k in (1, 2, 3)]
+    )
     rows = [{"url": u, "host": host_of(u), "depth": 1, "score": 1.0} for u in urls]
     path = tmp_path_factory.mktemp("warc") / "part.warc.gz"
     warc = WarcFile(str(path), {"software": "test"})
@@ -87,8 +99,9 @@ def test_warc_has_a_response_per_answered_request(fetched):
     results, log, path = fetched
     with open(path, "rb") as handle:
         records = list(ArchiveIterator(handle, check_digests="raise"))
-    responses = [r.rec_headers.get_header("WARC-Target-URI") for r in records
-                 if r.rec_type == "response"]
+    responses = [
+        r.rec_headers.get_header("WARC-Target-URI") for r in records if r.rec_type == "response"
+    ]
     assert len(responses) == len(log)  # robots.txt files included
     answered = {u for u, r in results.items() if r.get("http_status") is not None}
     assert answered <= set(responses)

@@ -1,4 +1,4 @@
-"""The per-URL merge rules, as a matrix of old status x fetch outcome (Nutch's TestCrawlDbStates)."""
+"""Per-URL merge rules as a matrix: old status x fetch outcome (as Nutch's TestCrawlDbStates)."""
 
 import pytest
 
@@ -96,26 +96,46 @@ def test_skipped_host_leaves_the_row_unchanged():
 
 def test_update_is_idempotent_per_segment():
     old = row()
-    once = update_row("http://a.test/x", "a.test", old, fetch(st.RETRY, 503), None,
-                      segment="s1", now_ms=T0, conf=CONF)
+    once = update_row(
+        "http://a.test/x",
+        "a.test",
+        old,
+        fetch(st.RETRY, 503),
+        None,
+        segment="s1",
+        now_ms=T0,
+        conf=CONF,
+    )
     assert once["retries"] == 1
-    again = update_row("http://a.test/x", "a.test", once, fetch(st.RETRY, 503), None,
-                       segment="s1", now_ms=T0, conf=CONF)
+    again = update_row(
+        "http://a.test/x",
+        "a.test",
+        once,
+        fetch(st.RETRY, 503),
+        None,
+        segment="s1",
+        now_ms=T0,
+        conf=CONF,
+    )
     assert again is None
 
 
 def test_links_add_new_urls_and_keep_known_scores():
     links = {"depth": 3, "score": 0.25}
-    created = update_row("http://a.test/n", "a.test", None, None, links,
-                         segment="s1", now_ms=T0, conf=CONF)
+    created = update_row(
+        "http://a.test/n", "a.test", None, None, links, segment="s1", now_ms=T0, conf=CONF
+    )
     assert created["status"] == st.UNFETCHED and created["depth"] == 3
     assert created["score"] == 0.25 and created["fetch_time"] == T0
     known = row(st.FETCHED, depth=5, score=2.0)
-    merged = update_row(known["url"], "a.test", known, None, links,
-                        segment="s1", now_ms=T0, conf=CONF)
+    merged = update_row(
+        known["url"], "a.test", known, None, links, segment="s1", now_ms=T0, conf=CONF
+    )
     assert merged["depth"] == 3 and merged["score"] == 2.0
-    assert update_row(known["url"], "a.test", merged, None, links,
-                      segment="s1", now_ms=T0, conf=CONF) is None
+    assert (
+        update_row(known["url"], "a.test", merged, None, links, segment="s1", now_ms=T0, conf=CONF)
+        is None
+    )
 
 
 def test_reinject_keeps_history():

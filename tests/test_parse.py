@@ -64,7 +64,7 @@ def test_broken_input_never_raises():
         b"",
         b"\x00\x00\x00",
         b"<html><body><p>unclosed <b>tags <form><form><a href='x",
-        b"<a href=\"" + b"x" * 100 + b"\">" * 20000,
+        b'<a href="' + b"x" * 100 + b'">' * 20000,
         b"\xff\xfe\xfa garbage \x80\x81",
         b"<html>" + b"word " * 200_000 + b"</html>",
     ]

@@ -123,8 +123,8 @@ def _html(title: str, links: list[tuple[str, str]], text: str) -> Response:
 def _html_bytes(title: str, links: list[tuple[str, str]], text: str) -> bytes:
     anchors = "\n".join(f'<li><a href="{href}">{label}</a></li>' for href, label in links)
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-        f"<title>{title}</title></head>\n<body><nav><a href=\"/\">home</a></nav>"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f'<title>{title}</title></head>\n<body><nav><a href="/">home</a></nav>'
         f"<h1>{title}</h1><p>{text}</p>\n<ul>\n{anchors}\n</ul>"
         "<script>var x = '<a href=\"/never\">';</script></body></html>\n"
     ).encode()

@@ -51,3 +51,18 @@ def spark():
     session = build_spark("tests", session_conf, "local[2]")
     yield session
     session.stop()
+
+
+# A skipped test is a failing test here: nothing in this suite may skip.
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped and exitstatus == 0:
+        print(f"\nskipped tests count as failures: {', '.join(_skipped)}")
+        session.exitstatus = 1

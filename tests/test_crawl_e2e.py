@@ -10,7 +10,7 @@ from warcio.archiveiterator import ArchiveIterator
 from weblog import disallowed_requests, entries_for, politeness_violations
 
 from crawldb import status as st
-from jobs import crawl, generate, inject, updatedb
+from jobs import crawl, generate, inject, readdb, updatedb
 from jobs.layout import DataDir
 from jobs.store import crawldb_version
 from lib.urls import normalize
@@ -183,3 +183,19 @@ def test_adddays_makes_fetched_pages_due_again(crawled, spark):
     }
     fetched = {r["url"] for r in rows if r["status"] == st.FETCHED}
     assert fetched <= listed
+
+
+def test_readdb_dump_and_url(crawled, capsys, tmp_path):
+    data, rows, _ = crawled
+    out = tmp_path / "dump"
+    assert readdb.main(["--data", str(data.root), "--dump", str(out)]) == 0
+    dumped = [json.loads(line) for f in out.glob("part-*.json") for line in f.open()]
+    assert sorted(d["url"] for d in dumped) == sorted(r["url"] for r in rows)
+    capsys.readouterr()
+    home = rows[0]["url"]
+    assert (
+        readdb.main(["--data", str(data.root), "--url", home.upper().replace("HTTP", "http")]) == 0
+    )
+    record = json.loads(capsys.readouterr().out)
+    assert record["url"] == home
+    assert readdb.main(["--data", str(data.root), "--url", "http://nowhere.test/"]) == 1

@@ -66,3 +66,40 @@ def pytest_sessionfinish(session, exitstatus):
     if _skipped and exitstatus == 0:
         print(f"\nskipped tests count as failures: {', '.join(_skipped)}")
         session.exitstatus = 1
+
+
+E2E_AGENT_URL = "https://trawl.invalid/test-e2e"
+
+
+def crawl_conf_args() -> list[str]:
+    """Configuration of the end-to-end crawl: the test delays, and a User-Agent of its own
+    so that its requests can be told apart in the shared request log."""
+    return [
+        "--conf",
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "--conf",
+        f"http.agent.url={E2E_AGENT_URL}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def crawled(spark, web, tmp_path_factory):
+    """Three crawl rounds over the test web: the data directory, crawldb rows, request log."""
+    from weblog import entries_for
+
+    from jobs import crawl
+    from jobs.layout import DataDir
+
+    root = tmp_path_factory.mktemp("crawl")
+    seeds = root / "seeds.txt"
+    seeds.write_text(
+        f"# two of the four hosts, and a page robots.txt disallows for Trawl only\n"
+        f"{web.seeds[0]}\nnot a url\n{web.seeds[2]}\n{web.site.base(2)}/page/5\tscore=0.5\n"
+    )
+    code = crawl.main(
+        ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data"), *crawl_conf_args()]
+    )
+    assert code == 0
+    data = DataDir.at(root / "data")
+    rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
+    return data, rows, entries_for(web, E2E_AGENT_URL)

@@ -5,44 +5,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY
+from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY, crawl_conf_args
 from warcio.archiveiterator import ArchiveIterator
-from weblog import disallowed_requests, entries_for, politeness_violations
+from weblog import disallowed_requests, politeness_violations
 
 from crawldb import status as st
-from jobs import crawl, generate, inject, readdb, updatedb
-from jobs.layout import DataDir
+from jobs import generate, inject, readdb, updatedb
 from jobs.store import crawldb_version
 from lib.urls import normalize
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
-AGENT_URL = "https://trawl.invalid/test-e2e"
-
-
-def conf_args():
-    return [
-        "--conf",
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "--conf",
-        f"http.agent.url={AGENT_URL}",
-    ]
-
-
-@pytest.fixture(scope="module")
-def crawled(spark, web, tmp_path_factory):
-    root = tmp_path_factory.mktemp("crawl")
-    seeds = root / "seeds.txt"
-    seeds.write_text(
-        f"# two of the four hosts, and a page robots.txt disallows for Trawl only\n"
-        f"{web.seeds[0]}\nnot a url\n{web.seeds[2]}\n{web.site.base(2)}/page/5\tscore=0.5\n"
-    )
-    code = crawl.main(
-        ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data"), *conf_args()]
-    )
-    assert code == 0
-    data = DataDir.at(root / "data")
-    rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
-    return data, rows, entries_for(web, AGENT_URL)
 
 
 def test_three_segments_each_fully_processed(crawled):
@@ -136,7 +108,7 @@ def test_updatedb_twice_changes_nothing(crawled, spark):
     data, rows, _ = crawled
     last = data.segment_names()[-1]
     version = crawldb_version(spark, data)
-    assert updatedb.main(["--data", str(data.root), "--segment", last, *conf_args()]) == 0
+    assert updatedb.main(["--data", str(data.root), "--segment", last, *crawl_conf_args()]) == 0
     assert crawldb_version(spark, data) == version
     again = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
     key = lambda r: r["url"]  # noqa: E731
@@ -175,7 +147,7 @@ def test_readdb_through_submit_sh(crawled):
 def test_adddays_makes_fetched_pages_due_again(crawled, spark):
     data, rows, _ = crawled
     before = set(data.segment_names())
-    assert generate.main(["--data", str(data.root), "--adddays", "31", *conf_args()]) == 0
+    assert generate.main(["--data", str(data.root), "--adddays", "31", *crawl_conf_args()]) == 0
     (name,) = set(data.segment_names()) - before
     listed = {
         r["url"]

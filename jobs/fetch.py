@@ -22,7 +22,7 @@ from jobs.common import (
     rows_to_df,
 )
 from jobs.generate import fetch_partitions
-from jobs.layout import DataDir, Segment, choose_segment
+from jobs.layout import Segment, add_segment_option, run_on_segment
 from lib.fetcher import PartitionFetcher
 from lib.http import user_agent
 from lib.warc import WarcFile
@@ -31,23 +31,21 @@ from lib.warc import WarcFile
 def build_parser():
     """Command line of the job."""
     parser = job_parser("fetch", __doc__.splitlines()[0])
-    parser.add_argument("--segment", help="segment name (default: oldest not yet fetched)")
+    add_segment_option(parser)
     return parser
 
 
 def run(spark, conf, args) -> int:
     """Fetch one segment; 1 when there is none to fetch."""
-    data = DataDir.at(args.data)
-    segment = choose_segment(data, "fetched", args.segment)
-    if segment is None:
-        print("fetch: no generated segment waits to be fetched", file=sys.stderr)
-        return 1
-    fetch(spark, conf, segment)
-    if conf["fetcher.parse"]:
-        from jobs.parse import parse
 
-        parse(spark, conf, segment)
-    return 0
+    def work(_data, segment):
+        fetch(spark, conf, segment)
+        if conf["fetcher.parse"]:
+            from jobs.parse import parse
+
+            parse(spark, conf, segment)
+
+    return run_on_segment(args, "fetched", work)
 
 
 def fetch(spark, conf, segment: Segment) -> dict:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,26 @@ class Segment:
     def summary(self, stage: str) -> dict:
         """The figures recorded when ``stage`` completed."""
         return json.loads((self.path / f"_{stage}.done").read_text(encoding="utf-8"))
+
+
+def run_on_segment(args, stage: str, work) -> int:
+    """Run ``work(data, segment)`` on the segment named by ``--segment``, else the oldest
+    segment waiting for ``stage``; exit code 1 when there is none."""
+    data = DataDir.at(args.data)
+    segment = choose_segment(data, stage, args.segment)
+    if segment is None:
+        before = STAGES[STAGES.index(stage) - 1]
+        print(f"no segment is {before} and waits to be {stage}", file=sys.stderr)
+        return 1
+    work(data, segment)
+    return 0
+
+
+def add_segment_option(parser) -> None:
+    """The ``--segment NAME`` option of the jobs that work on one segment."""
+    parser.add_argument(
+        "--segment", help="segment name (default: the oldest one waiting for this job)"
+    )
 
 
 def choose_segment(data: DataDir, stage: str, name: str | None) -> Segment | None:

@@ -20,25 +20,20 @@ from jobs.common import (
     progress,
     rows_to_df,
 )
-from jobs.layout import DataDir, Segment, choose_segment
+from jobs.layout import Segment, add_segment_option, run_on_segment
 from lib.parse import parse_page
 
 
 def build_parser():
     """Command line of the job."""
     parser = job_parser("parse", __doc__.splitlines()[0])
-    parser.add_argument("--segment", help="segment name (default: oldest not yet parsed)")
+    add_segment_option(parser)
     return parser
 
 
 def run(spark, conf, args) -> int:
     """Parse one segment; 1 when there is none to parse."""
-    segment = choose_segment(DataDir.at(args.data), "parsed", args.segment)
-    if segment is None:
-        print("parse: no fetched segment waits to be parsed", file=sys.stderr)
-        return 1
-    parse(spark, conf, segment)
-    return 0
+    return run_on_segment(args, "parsed", lambda _data, segment: parse(spark, conf, segment))
 
 
 def parse_row(conf: dict, row) -> dict:

@@ -25,7 +25,7 @@ from jobs.common import (
     rows_to_df,
     with_millis,
 )
-from jobs.layout import DataDir, Segment, choose_segment
+from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
 from lib.urls import host_of
 
@@ -35,19 +35,13 @@ LINKS_DDL = "url STRING, depth INT, score DOUBLE"
 def build_parser():
     """Command line of the job."""
     parser = job_parser("updatedb", __doc__.splitlines()[0])
-    parser.add_argument("--segment", help="segment name (default: oldest not yet updated)")
+    add_segment_option(parser)
     return parser
 
 
 def run(spark, conf, args) -> int:
     """Update the crawldb from one segment; 1 when there is none to apply."""
-    data = DataDir.at(args.data)
-    segment = choose_segment(data, "updated", args.segment)
-    if segment is None:
-        print("updatedb: no parsed segment waits to be applied", file=sys.stderr)
-        return 1
-    updatedb(spark, conf, data, segment)
-    return 0
+    return run_on_segment(args, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
 
 
 def page_links(conf: dict, page) -> list[tuple[str, tuple[int, float]]]:

@@ -107,9 +107,23 @@ FETCH = Table(
         ("redirect_to", "STRING"),  # normalized target of a redirect
         ("depth", "INT"),
         ("score", "DOUBLE"),
-        ("origin", "STRING"),  # fetchlist, or redirect when reached by following one
+        ("origin", "STRING"),  # fetchlist; redirect when reached by following one; robots
+        ("attempts", "INT"),  # requests made for the URL this round (429/503 retries)
+        ("error_detail", "STRING"),  # the exception or limit behind a failure
+        ("ip", "STRING"),  # address the fetcher connected to
         ("warc_file", "STRING"),  # file name under the segment's warc/ folder
         ("warc_offset", "BIGINT"),  # byte offset of the response record
+    ),
+)
+
+ROBOTS = Table(
+    "robots",
+    (
+        ("host", "STRING"),  # the key, one row per host
+        ("url", "STRING"),  # the robots.txt URL asked first
+        ("fetched_at", "TIMESTAMP"),
+        ("http_status", "INT"),  # final status after redirects (2xx or 4xx: 5xx is not kept)
+        ("content", "BINARY"),  # the body, up to robots.content.limit
     ),
 )
 
@@ -126,6 +140,7 @@ PARSE = Table(
         ("content_hash", "STRING"),
         ("simhash", "BIGINT"),
         ("outlinks", f"ARRAY<{OUTLINK_TYPE}>"),  # normalized, filtered, in document order
-        ("links_dropped", "INT"),  # links rejected by resolution, scheme or filters
+        ("links_dropped", "INT"),  # links rejected by resolution, scheme, filters, nofollow
+        ("robots", "STRING"),  # noindex,nofollow from meta robots and X-Robots-Tag
     ),
 )

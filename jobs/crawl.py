@@ -64,7 +64,7 @@ def unfinished_segments(data: DataDir) -> list[str]:
 def finish_segment(spark, conf, data: DataDir, segment: Segment) -> None:
     """Run the stages of a segment that are not done yet, in order."""
     stages = {
-        "fetched": lambda: fetch(spark, conf, segment),
+        "fetched": lambda: fetch(spark, conf, data, segment),
         "parsed": lambda: parse(spark, conf, segment),
         "updated": lambda: updatedb(spark, conf, data, segment),
     }

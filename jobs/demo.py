@@ -16,6 +16,7 @@ from jobs import crawl, readdb
 from jobs.common import job_main, job_parser
 from jobs.layout import DataDir
 from jobs.store import read_crawldb
+from lib.config import Config
 from testweb.server import TestWeb, loopback_hosts
 
 
@@ -35,6 +36,8 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Serve the test web, crawl it, print statistics."""
+    # The demo web is on loopback addresses, which the fetcher refuses by default.
+    conf = Config({**conf.as_dict(), "fetcher.allow.private.networks": True})
     data = DataDir.at(args.data)
     data.root.mkdir(parents=True, exist_ok=True)
     web = TestWeb(loopback_hosts(args.hosts), args.port, data.root / "requests.jsonl").start()

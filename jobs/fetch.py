@@ -22,8 +22,9 @@ from jobs.common import (
     rows_to_df,
 )
 from jobs.generate import fetch_partitions
-from jobs.layout import Segment, add_segment_option, run_on_segment
-from lib.fetcher import PartitionFetcher
+from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
+from jobs.robots_cache import fresh_robots, store_robots
+from lib.fetcher import ORIGIN_ROBOTS, CachedRobots, PartitionFetcher
 from lib.http import user_agent
 from lib.warc import WarcFile
 
@@ -38,8 +39,8 @@ def build_parser():
 def run(spark, conf, args) -> int:
     """Fetch one segment; 1 when there is none to fetch."""
 
-    def work(_data, segment):
-        fetch(spark, conf, segment)
+    def work(data, segment):
+        fetch(spark, conf, data, segment)
         if conf["fetcher.parse"]:
             from jobs.parse import parse
 
@@ -48,15 +49,17 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, "fetched", work)
 
 
-def fetch(spark, conf, segment: Segment) -> dict:
+def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
+    work = with_robots(fetchlist, fresh_robots(spark, data, conf, fetchlist.select("host")))
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
-    rows = fetchlist.repartition(fetch_partitions(spark, conf), "host").rdd
+    rows = work.repartition(fetch_partitions(spark, conf), "host").rdd
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
+    store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
     summary = fetch_summary(spark, segment, clock.seconds)
     segment.mark("fetched", summary)
     progress(
@@ -73,14 +76,50 @@ def fetch(spark, conf, segment: Segment) -> dict:
     return summary
 
 
+def with_robots(fetchlist, robots):
+    """The fetch list plus one row per cached robots.txt (``url`` NULL), to be partitioned
+    by host together, so that each task finds its hosts' robots.txt beside their URLs."""
+    from pyspark.sql import functions as F
+
+    listed = fetchlist.select(
+        "url",
+        "host",
+        "depth",
+        "score",
+        F.lit(None).cast("int").alias("robots_status"),
+        F.lit(None).cast("binary").alias("robots_body"),
+    )
+    if robots is None:
+        return listed
+    cached = robots.select(
+        F.lit(None).cast("string").alias("url"),
+        "host",
+        F.lit(None).cast("int").alias("depth"),
+        F.lit(None).cast("double").alias("score"),
+        "robots_status",
+        "robots_body",
+    )
+    return listed.unionByName(cached)
+
+
 def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     """Spark task: fetch one partition, write its WARC file, yield result rows."""
-    items = [row.asDict() for row in rows]
+    from pyspark import TaskContext
+
+    items, cache = [], {}
+    for row in rows:
+        if row["url"] is None:
+            cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
+        else:
+            items.append(row.asDict())
     if not items:
         return
-    warc = WarcFile(f"{warc_dir}/trawl-{segment}-{index:05d}.warc.gz", _warcinfo(conf, segment))
+    context = TaskContext.get()
+    attempt = context.attemptNumber() if context else 0
+    name = f"{warc_dir}/trawl-{segment}-{index:05d}.warc.gz"
+    warc = WarcFile(name, _warcinfo(conf, segment), attempt=attempt)
     try:
-        yield from PartitionFetcher(conf, warc).run(items)
+        yield from PartitionFetcher(conf, warc, cache, attempt).run(items)
     except BaseException:
         warc.abort()
         raise
@@ -102,7 +141,7 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     """Figures of a fetched segment, computed from the written table."""
     from pyspark.sql import functions as F
 
-    table = spark.read.format("delta").load(segment.table("fetch"))
+    table = pages(spark.read.format("delta").load(segment.table("fetch")))
     figures = table.agg(
         F.count("*").alias("urls"),
         F.sum(F.when(F.col("fetch_status") == st.SUCCESS, 1).otherwise(0)).alias("pages"),
@@ -115,6 +154,13 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
+
+
+def pages(fetched):
+    """The rows of a fetch table that are URLs of the fetch list (robots.txt rows left out)."""
+    from pyspark.sql import functions as F
+
+    return fetched.where(F.col("origin") != ORIGIN_ROBOTS)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 ::
 
     DIR/crawldb/                      Delta table, one row per normalized URL
+    DIR/robots/                       Delta table, the robots.txt cache, one row per host
     DIR/segments/<segment>/fetchlist  Delta table written by generate
     DIR/segments/<segment>/fetch      Delta table written by fetch
     DIR/segments/<segment>/parse      Delta table written by parse
@@ -41,6 +42,11 @@ class DataDir:
     def crawldb(self) -> str:
         """Path of the crawldb Delta table."""
         return str(self.root / "crawldb")
+
+    @property
+    def robots(self) -> str:
+        """Path of the robots.txt cache Delta table."""
+        return str(self.root / "robots")
 
     @property
     def segments(self) -> Path:

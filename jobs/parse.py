@@ -20,6 +20,7 @@ from jobs.common import (
     progress,
     rows_to_df,
 )
+from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
 from lib.parse import parse_page
 
@@ -38,7 +39,9 @@ def run(spark, conf, args) -> int:
 
 def parse_row(conf: dict, row) -> dict:
     """Parse one fetch-result row into a parse-table row."""
-    result = parse_page(row["url"], bytes(row["content"] or b""), row["content_type"], conf)
+    result = parse_page(
+        row["url"], bytes(row["content"] or b""), row["content_type"], conf, row["headers"]
+    )
     return {
         "url": row["url"],
         "parse_status": result.status,
@@ -49,6 +52,7 @@ def parse_row(conf: dict, row) -> dict:
         "simhash": result.simhash,
         "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
         "links_dropped": result.links_dropped,
+        "robots": result.robots,
     }
 
 
@@ -57,11 +61,11 @@ def parse(spark, conf, segment: Segment) -> dict:
     from pyspark.sql import functions as F
 
     clock = Stopwatch()
-    fetched = spark.read.format("delta").load(segment.table("fetch"))
-    pages = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
-        "url", "content", "content_type"
+    fetched = pages(spark.read.format("delta").load(segment.table("fetch")))
+    ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
+        "url", "content", "content_type", "headers"
     )
-    parsed = rows_to_df(spark, pages.rdd.map(partial(parse_row, conf.as_dict())), PARSE)
+    parsed = rows_to_df(spark, ok.rdd.map(partial(parse_row, conf.as_dict())), PARSE)
     with delta_commit_message(spark, f"trawl parse segment={segment.name}"):
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
     table = spark.read.format("delta").load(segment.table("parse"))

@@ -25,6 +25,7 @@ from jobs.common import (
     rows_to_df,
     with_millis,
 )
+from jobs.fetch import pages
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
 from lib.urls import host_of
@@ -76,7 +77,7 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     """One row per URL the segment touched: its fetch, its links and its crawldb row."""
     from pyspark.sql import functions as F
 
-    fetch = with_millis(spark.read.format("delta").load(segment.table("fetch")), FETCH)
+    fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
     fetch = fetch.drop("content", "headers")
     parsed = spark.read.format("delta").load(segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title")

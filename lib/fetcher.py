@@ -1,14 +1,22 @@
 """The fetcher of one fetch-list partition (data flow step 3), without Spark.
 
 ``PartitionFetcher.run(items)`` takes the partition's fetch-list rows and yields one
-fetch-result row per URL (``crawldb.schema.FETCH`` columns, times in epoch ms). Inside:
+fetch-result row per URL (``crawldb.schema.FETCH`` columns, times in epoch ms), plus one
+row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache. Inside:
 
-- a ``PoliteScheduler`` gives each host to one thread at a time and spaces its requests
-  by ``fetcher.server.delay`` (or the robots.txt Crawl-delay, when larger);
-- each host's first request is its ``/robots.txt`` (redirects followed up to 5 hops, each
-  hop a polite request); a disallowed URL is never requested;
+- a ``PoliteScheduler`` gives each host to one thread at a time and starts its next
+  request no earlier than the pause ``lib.hoststate.HostState`` sets (server delay,
+  Crawl-delay, adaptive delay, back-off); a host failing repeatedly is skipped for the
+  round (circuit breaker) and its URLs go back to the crawldb unchanged;
+- each host's first request is its ``/robots.txt`` unless the robots cache has it fresh
+  (redirects followed up to 5 hops, each hop a polite request); a disallowed URL is
+  never requested;
 - redirects to the same host are followed through the host's queue up to
-  ``http.redirect.max`` hops; other targets are recorded for a later round;
+  ``http.redirect.max`` hops, never to a URL already fetched this round (loop
+  detection); other targets are recorded for a later round;
+- ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
+  unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
+  that the retry cannot follow the failed attempt's last request too closely;
 - every exchange that got an answer goes to the WARC file, written by the calling
   thread only.
 """
@@ -19,21 +27,29 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from crawldb import status as st
+from lib.hoststate import HostState, now_utc, parse_retry_after
 from lib.http import Exchange, HttpClient
 from lib.politeness import PoliteScheduler
+from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
-from lib.urls import UrlFilter, clean, host_of, resolve
+from lib.urls import UrlFilter, clean, host_of, resolve, scheme_of
 from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
+ORIGIN_ROBOTS = "robots"
+REASON_CIRCUIT = "host_circuit_open"
+REASON_TIME_LIMIT = "time_limit"
+_REDIRECTS = (301, 302, 303, 307, 308)
+# Failures that concern the host rather than the URL: its other URLs get the same outcome.
+_HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
 
 
-@dataclass
+@dataclass(frozen=True)
 class FetchItem:
     """One URL to fetch, with what its result row carries forward."""
 
@@ -42,36 +58,58 @@ class FetchItem:
     score: float
     origin: str = "fetchlist"
     hops: int = 0
+    attempts: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class RobotsTask:
     """Fetch (one hop of) a host's robots.txt."""
 
     url: str
+    first_url: str
     hops: int = 0
+
+
+@dataclass(frozen=True)
+class CachedRobots:
+    """A robots.txt answer kept from an earlier round."""
+
+    status: int
+    body: bytes
 
 
 class PartitionFetcher:
     """Fetches a partition's URLs politely; yields result rows."""
 
-    def __init__(self, conf: Mapping[str, Any], warc: WarcFile | None):
+    def __init__(
+        self,
+        conf: Mapping[str, Any],
+        warc: WarcFile | None,
+        robots_cache: Mapping[str, CachedRobots] | None = None,
+        attempt: int = 0,
+    ):
         self.conf = conf
         self.warc = warc
+        self.robots_cache = robots_cache or {}
+        self.attempt = attempt
         self.threads = conf["fetcher.threads.fetch"]
-        self.client = HttpClient(conf, pool_size=max(self.threads, 1))
+        resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
+        self.client = HttpClient(conf, pool_size=max(self.threads, 1), resolver=resolver)
         self.url_filter = UrlFilter(conf)
-        self.scheduler = PoliteScheduler(conf["fetcher.server.delay"])
+        self.scheduler = PoliteScheduler()
+        self.hosts: dict[str, HostState] = {}
         self.robots: dict[str, RobotsRules] = {}
         self.seen: set[str] = set()
         self._results: queue.Queue = queue.Queue()
+        minutes = conf["fetcher.timelimit.mins"]
+        self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
 
     def run(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
         """Fetch every row (``url``, ``host``, ``depth``, ``score``); yield result rows."""
-        hosts = self._enqueue(rows)
+        self._enqueue(rows)
         workers = [
             threading.Thread(target=self._work, name=f"fetcher-{i}", daemon=True)
-            for i in range(min(self.threads, hosts))
+            for i in range(min(self.threads, len(self.hosts)))
         ]
         for worker in workers:
             worker.start()
@@ -80,71 +118,123 @@ class PartitionFetcher:
             message = self._results.get()
             if message is None:
                 finished += 1
-                continue
-            exchange, row = message
-            if exchange is not None and exchange.status is not None and self.warc is not None:
-                offset = self.warc.write_exchange(exchange)
-                if row is not None:
-                    row["warc_offset"] = offset
-                    row["warc_file"] = self.warc.path.rsplit("/", 1)[-1]
-            if row is not None:
-                yield row
+            else:
+                yield from self._record(*message)
+        for _host, task in self.scheduler.take_all():
+            if isinstance(task, FetchItem):
+                yield self._row(task, st.SKIPPED, REASON_TIME_LIMIT)
         self.client.close()
 
-    def _enqueue(self, rows: Iterable[Mapping[str, Any]]) -> int:
+    def _record(self, exchange: Exchange | None, row: dict[str, Any] | None):
+        if exchange is not None and exchange.status is not None and self.warc is not None:
+            offset = self.warc.write_exchange(exchange)
+            if row is not None:
+                row["warc_offset"] = offset
+                row["warc_file"] = self.warc.path.rsplit("/", 1)[-1]
+        if row is not None:
+            yield row
+
+    def _enqueue(self, rows: Iterable[Mapping[str, Any]]) -> None:
         for row in rows:
-            host = row["host"]
-            if row["url"] in self.seen:
+            url, host = row["url"], row["host"]
+            if url in self.seen:
                 continue
-            self.seen.add(row["url"])
-            if not self.scheduler.knows(host):
-                parts = urlsplit(row["url"])
-                self.scheduler.add(host, RobotsTask(f"{parts.scheme}://{parts.netloc}/robots.txt"))
-            self.scheduler.add(host, FetchItem(row["url"], row["depth"], row["score"]))
-        return self.scheduler.host_count
+            self.seen.add(url)
+            if host not in self.hosts:
+                self._add_host(host, url)
+            self.scheduler.add(host, FetchItem(url, row["depth"], row["score"]))
+        if self.attempt > 0:
+            start = time.monotonic()
+            for host, state in self.hosts.items():
+                self.scheduler.not_before(host, start + state.delay())
+
+    def _add_host(self, host: str, url: str) -> None:
+        self.hosts[host] = HostState(self.conf)
+        cached = self.robots_cache.get(host)
+        if cached is not None:
+            self.robots[host] = self._rules(cached.status, cached.body)
+            self.hosts[host].crawl_delay = self.robots[host].crawl_delay()
+            return
+        parts = urlsplit(url)
+        robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
+        self.scheduler.add(host, RobotsTask(robots_url, robots_url))
 
     def _work(self) -> None:
         try:
-            while (step := self.scheduler.acquire()) is not None:
+            while (step := self.scheduler.acquire(self.deadline)) is not None:
                 host, task = step
-                end = None
+                next_start = None
                 try:
-                    end = self._handle(host, task)
+                    next_start = self._handle(host, task)
                 finally:
-                    self.scheduler.release(host, end)
+                    self.scheduler.release(host, next_start)
         finally:
             self._results.put(None)
 
     def _handle(self, host: str, task: RobotsTask | FetchItem) -> float | None:
-        """Process one task of a held host; returns when its request ended, if one was made."""
+        """Process one task of a held host; returns when the host may go next, if a request
+        was made."""
         if isinstance(task, RobotsTask):
             return self._fetch_robots(host, task)
-        rules = self.robots[host]
-        if not rules.allowed(task.url):
-            self._emit(None, self._row(task, st.ROBOTS_DENIED, st.REASON_ROBOTS_DENIED))
+        if self._refused_before_request(host, task):
             return None
         exchange = self.client.get(task.url)
-        self._emit(exchange, self._result_row(host, task, exchange))
-        return exchange.ended_monotonic
+        verdict = self.hosts[host].after(
+            exchange.duration_ms / 1000.0,
+            exchange.status,
+            failed=_failed(exchange),
+            retry_after=parse_retry_after(exchange.header("Retry-After"), now_utc()),
+        )
+        if verdict.retry_url and task.attempts < self.conf["fetcher.max.retries.in.round"]:
+            self._emit(exchange, None)  # the exchange is archived; the URL tries again
+            self.scheduler.add_first(host, replace(task, attempts=task.attempts + 1))
+        else:
+            self._emit(exchange, self._result_row(host, task, exchange))
+        if exchange.error in _HOST_FAILURES:
+            self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
+        elif verdict.open_circuit:
+            self._drain(host, st.SKIPPED, REASON_CIRCUIT)
+        return exchange.ended_monotonic + verdict.pause
+
+    def _refused_before_request(self, host: str, task: FetchItem) -> bool:
+        if scheme_of(task.url) not in ("http", "https"):
+            self._emit(None, self._row(task, st.NOT_FOUND, "scheme"))
+            return True
+        rules = self.robots.get(host)
+        if rules is None:  # cannot happen: robots.txt is always its host's first task
+            self._emit(None, self._row(task, st.RETRY, st.REASON_ROBOTS_UNAVAILABLE))
+            return True
+        if not rules.allowed(task.url):
+            self._emit(None, self._row(task, st.ROBOTS_DENIED, st.REASON_ROBOTS_DENIED))
+            return True
+        return False
 
     def _fetch_robots(self, host: str, task: RobotsTask) -> float:
         exchange = self.client.get(task.url)
-        self._emit(exchange, None)
+        verdict = self.hosts[host].after(exchange.duration_ms / 1000.0, None, failed=False)
         location = exchange.header("Location")
-        if exchange.status in (301, 302, 303, 307, 308) and location:
+        if exchange.status in _REDIRECTS and location and task.hops < ROBOTS_MAX_HOPS:
             target = resolve(location, task.url)
-            if target and task.hops < ROBOTS_MAX_HOPS and host_of(target) == host:
-                self.scheduler.add_first(host, RobotsTask(target, task.hops + 1))
-                return exchange.ended_monotonic
-        rules = RobotsRules.from_response(
-            exchange.status,
-            exchange.body,
-            self.conf["http.agent.name"],
-            self.conf["robots.content.limit"],
-        )
+            if target and scheme_of(target) in ("http", "https"):
+                self._emit(exchange, None)
+                self.scheduler.add_first(host, replace(task, url=target, hops=task.hops + 1))
+                return exchange.ended_monotonic + verdict.pause
+        status = exchange.status if exchange.error is None else None
+        if exchange.error in _HOST_FAILURES:
+            self.robots[host] = self._rules(None, b"")
+            self._emit(exchange, self._robots_row(task, exchange, None))
+            self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
+            return exchange.ended_monotonic + verdict.pause
+        rules = self._rules(status, exchange.body)
         self.robots[host] = rules
+        self._emit(exchange, self._robots_row(task, exchange, status))
         self._apply_robots(host, rules)
-        return exchange.ended_monotonic
+        return exchange.ended_monotonic + self.hosts[host].delay()
+
+    def _rules(self, status: int | None, body: bytes) -> RobotsRules:
+        return RobotsRules.from_response(
+            status, body, self.conf["http.agent.name"], self.conf["robots.content.limit"]
+        )
 
     def _apply_robots(self, host: str, rules: RobotsRules) -> None:
         if rules.unavailable:
@@ -154,16 +244,17 @@ class PartitionFetcher:
         if delay is not None and delay > self.conf["fetcher.max.crawl.delay"]:
             self._drain(host, st.SKIPPED, st.REASON_CRAWL_DELAY)
             return
-        if delay is not None and delay > self.conf["fetcher.server.delay"]:
-            self.scheduler.set_delay(host, delay)
+        self.hosts[host].crawl_delay = delay
 
     def _drain(self, host: str, outcome: str, reason: str) -> None:
         for item in self.scheduler.take_remaining(host):
-            self._emit(None, self._row(item, outcome, reason))
+            if isinstance(item, FetchItem):
+                self._emit(None, self._row(item, outcome, reason))
 
     def _result_row(self, host: str, task: FetchItem, exchange: Exchange) -> dict[str, Any]:
         if exchange.error is not None:
-            outcome = st.NOT_FOUND if exchange.error == st.REASON_INVALID_URL else st.RETRY
+            permanent = exchange.error in (st.REASON_INVALID_URL, REASON_PRIVATE)
+            outcome = st.NOT_FOUND if permanent else st.RETRY
             return self._row(task, outcome, exchange.error, exchange)
         code = exchange.status
         outcome = st.outcome_of_http(code)
@@ -197,18 +288,34 @@ class PartitionFetcher:
             "depth": task.depth,
             "score": task.score,
             "origin": task.origin,
+            "attempts": task.attempts + (1 if exchange is not None else 0),
             "truncated": False,
             "fetched_at": int(time.time() * 1000),  # decision time when nothing was requested
         }
         if exchange is not None:
-            row.update(_exchange_columns(exchange))
+            row.update(exchange_columns(exchange))
+        return row
+
+    def _robots_row(self, task: RobotsTask, exchange: Exchange, status: int | None) -> dict:
+        row = self._row(FetchItem(task.first_url, 0, 0.0, origin=ORIGIN_ROBOTS), st.RETRY, None)
+        row.update(exchange_columns(exchange))
+        row["fetch_status"] = st.outcome_of_http(status) if status else st.RETRY
+        row["reason"] = exchange.error or (None if status == 200 else st.http_reason(status))
         return row
 
     def _emit(self, exchange: Exchange | None, row: dict[str, Any] | None) -> None:
         self._results.put((exchange, row))
 
 
-def _exchange_columns(exchange: Exchange) -> dict[str, Any]:
+def _failed(exchange: Exchange) -> bool:
+    """A failure that counts against the host (back-off, circuit breaker)."""
+    if exchange.error is not None:
+        return exchange.error not in (st.REASON_INVALID_URL,)
+    return exchange.status == 429 or exchange.status >= 500
+
+
+def exchange_columns(exchange: Exchange) -> dict[str, Any]:
+    """Fetch-table columns that come from an exchange."""
     return {
         "http_status": exchange.status,
         "fetched_at": int(exchange.started * 1000),
@@ -220,4 +327,6 @@ def _exchange_columns(exchange: Exchange) -> dict[str, Any]:
         "headers": {k.lower(): v for k, v in exchange.response_headers},
         "etag": exchange.header("ETag"),
         "last_modified": exchange.header("Last-Modified"),
+        "error_detail": exchange.error_detail,
+        "ip": exchange.peer,
     }

@@ -60,6 +60,7 @@ class ParseResult:
     encoding: str | None = None
     outlinks: list[Outlink] = field(default_factory=list)
     links_dropped: int = 0
+    robots: str | None = None  # noindex / nofollow from meta robots and X-Robots-Tag
 
 
 def is_html(content_type: str | None, body: bytes) -> bool:
@@ -70,9 +71,17 @@ def is_html(content_type: str | None, body: bytes) -> bool:
 
 
 def parse_page(
-    url: str, body: bytes, content_type: str | None, conf: Mapping[str, Any]
+    url: str,
+    body: bytes,
+    content_type: str | None,
+    conf: Mapping[str, Any],
+    headers: Mapping[str, str] | None = None,
 ) -> ParseResult:
-    """Parse one fetched body; ``url`` is the URL it was fetched from (after redirects)."""
+    """Parse one fetched body; ``url`` is the URL it was fetched from (after redirects).
+
+    ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
+    fingerprints are still computed, for de-duplication); ``nofollow`` drops the outlinks.
+    """
     digest = content_hash(body)
     if not is_html(content_type, body):
         return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest)
@@ -83,18 +92,52 @@ def parse_page(
     except (etree.ParserError, ValueError) as exc:
         return ParseResult("failed", reason=str(exc)[:200], content_hash=digest, encoding=encoding)
     title = _title(doc)
+    agent = conf["http.agent.name"]
+    directives = robots_directives(doc, (headers or {}).get("x-robots-tag"), agent)
     outlinks, dropped = extract_outlinks(doc, url, UrlFilter(conf), conf)
+    if "nofollow" in directives:
+        outlinks, dropped = [], dropped + len(outlinks)
     text = visible_text(doc)
     return ParseResult(
         "success",
         title=title,
-        text=text,
+        text=None if "noindex" in directives else text,
         content_hash=digest,
         simhash=simhash64(text),
         encoding=encoding,
         outlinks=outlinks,
         links_dropped=dropped,
+        robots=",".join(sorted(directives)) or None,
     )
+
+
+def robots_directives(doc, header: str | None, agent: str) -> set[str]:
+    """``noindex``/``nofollow`` from ``<meta name="robots|AGENT">`` and ``X-Robots-Tag``.
+
+    ``none`` means both. An X-Robots-Tag value prefixed with another crawler's name
+    (``otherbot: noindex``) does not apply to us.
+    """
+    values = []
+    for meta in doc.iter("meta"):
+        name = (meta.get("name") or "").strip().lower()
+        if name in ("robots", agent.lower()):
+            values.append(meta.get("content") or "")
+    if header:
+        for part in header.split(","):
+            target, sep, rest = part.partition(":")
+            if sep and target.strip().lower() not in ("noindex", "nofollow", "none"):
+                if target.strip().lower() != agent.lower() and target.strip():
+                    continue
+                part = rest
+            values.append(part)
+    found = set()
+    for value in values:
+        for token in value.replace(",", " ").lower().split():
+            if token == "none":
+                found |= {"noindex", "nofollow"}
+            elif token in ("noindex", "nofollow"):
+                found.add(token)
+    return found
 
 
 def decide_encoding(body: bytes, content_type: str | None) -> str:
@@ -145,12 +188,17 @@ def extract_outlinks(
     """Links of the page, resolved, normalized and filtered; and how many were dropped."""
     base = _base_url(doc, url)
     limit = conf["db.max.outlinks.per.page"]
+    follow_nofollow = conf["parse.follow.nofollow"]
     seen: set[str] = set()
     links: list[Outlink] = []
     dropped = 0
     for element in doc.iter(*_LINK_ATTRIBUTES):
         href = element.get(_LINK_ATTRIBUTES[element.tag])
+        rel = element.get("rel")
         if href is None:
+            continue
+        if not follow_nofollow and rel and "nofollow" in rel.lower().split():
+            dropped += 1
             continue
         absolute = resolve(href, base)
         key, _reason = clean(absolute, url_filter) if absolute else (None, "invalid")
@@ -161,7 +209,7 @@ def extract_outlinks(
             continue
         seen.add(key)
         anchor = fold_space(element.text_content() or element.get("alt", ""))[:ANCHOR_TEXT_LIMIT]
-        links.append(Outlink(key, anchor, element.get("rel")))
+        links.append(Outlink(key, anchor, rel))
     return links, dropped
 
 

@@ -1,9 +1,9 @@
 """Per-host queues that make politeness hold by construction (Nutch's FetchItemQueues).
 
 A host is handed to at most one fetcher thread at a time (one connection per host), and
-not before ``delay`` seconds have passed since the end of its previous request. Among
-the hosts that may go, the one waiting longest goes first. Time comes from an injected
-clock so the rules can be tested without sleeping.
+not before the time the previous request set for it (its end plus the host's pause, see
+``lib.hoststate``). Among the hosts that may go, the one waiting longest goes first.
+Time comes from an injected clock so the rules can be tested without sleeping.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ class HostQueue:
     """The URLs of one host still to fetch, and when the host may be asked next."""
 
     host: str
-    delay: float
     items: deque = field(default_factory=deque)
     next_start: float = 0.0
     busy: bool = False
@@ -41,8 +40,7 @@ DONE = object()
 class PoliteScheduler:
     """Hands out ``(host, item)`` pairs to fetcher threads, one per host at a time."""
 
-    def __init__(self, default_delay: float, clock: Callable[[], float] = time.monotonic):
-        self.default_delay = default_delay
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
         self.clock = clock
         self._queues: dict[str, HostQueue] = {}
         self._ready: list[tuple[float, int, str]] = []  # idle hosts with items
@@ -55,7 +53,7 @@ class PoliteScheduler:
         with self._cond:
             queue = self._queues.get(host)
             if queue is None:
-                queue = self._queues[host] = HostQueue(host, self.default_delay)
+                queue = self._queues[host] = HostQueue(host)
             queue.items.append(item)
             if len(queue.items) == 1 and not queue.busy:
                 self._push(queue)
@@ -80,10 +78,23 @@ class PoliteScheduler:
         with self._cond:
             return len(self._queues)
 
-    def set_delay(self, host: str, delay: float) -> None:
-        """Change the least pause between two requests to the host (e.g. robots Crawl-delay)."""
+    def not_before(self, host: str, moment: float) -> None:
+        """Hold a queued, idle host back until ``moment`` (e.g. a retried task's first pause)."""
         with self._cond:
-            self._queues[host].delay = delay
+            queue = self._queues[host]
+            queue.next_start = max(queue.next_start, moment)
+            self._ready = [(queue.next_start if h == host else t, n, h) for t, n, h in self._ready]
+            heapq.heapify(self._ready)
+
+    def take_all(self) -> list[tuple[str, Any]]:
+        """Remove and return every queued ``(host, item)`` (the round is over)."""
+        with self._cond:
+            items = [(q.host, item) for q in self._queues.values() for item in q.items]
+            for queue in self._queues.values():
+                queue.items.clear()
+            self._ready.clear()
+            self._cond.notify_all()
+            return items
 
     def take_remaining(self, host: str) -> list[Any]:
         """Remove and return the host's queued items (the host is being skipped)."""
@@ -98,25 +109,33 @@ class PoliteScheduler:
         with self._cond:
             return self._next_ready(self.clock())
 
-    def acquire(self) -> tuple[str, Any] | None:
-        """Block until some host may go; ``None`` when every queue is empty and idle."""
+    def acquire(self, deadline: float | None = None) -> tuple[str, Any] | None:
+        """Block until some host may go; ``None`` when every queue is empty and idle, or
+        when no host may go before ``deadline`` (then the remaining items stay queued)."""
         with self._cond:
             while True:
-                step = self._next_ready(self.clock())
+                now = self.clock()
+                if deadline is not None and now >= deadline:
+                    return None
+                step = self._next_ready(now)
                 if step is DONE:
                     return None
                 if not isinstance(step, Wait):
                     return step
-                self._cond.wait(step.seconds)
+                wait = step.seconds
+                if deadline is not None:
+                    wait = deadline - now if wait is None else min(wait, deadline - now)
+                self._cond.wait(wait)
 
-    def release(self, host: str, end: float | None) -> None:
-        """Give the host back; ``end`` is when its request ended (``None``: no request made)."""
+    def release(self, host: str, next_start: float | None) -> None:
+        """Give the host back; it may go again at ``next_start`` (``None``: no request was
+        made, so the previous time stands)."""
         with self._cond:
             queue = self._queues[host]
             queue.busy = False
             self._busy -= 1
-            if end is not None:
-                queue.next_start = max(queue.next_start, end + queue.delay)
+            if next_start is not None:
+                queue.next_start = max(queue.next_start, next_start)
             if queue.items:
                 self._push(queue)
             self._cond.notify_all()

@@ -34,9 +34,10 @@ def warc_date(epoch_seconds: float) -> str:
 class WarcFile:
     """One WARC file being written; ``close()`` makes it visible under its final name."""
 
-    def __init__(self, path: str, info: dict[str, str]):
+    def __init__(self, path: str, info: dict[str, str], attempt: int = 0):
         self.path = path
-        self.temp_path = f"{path}.inprogress"
+        # One temporary file per task attempt: attempts never write into each other.
+        self.temp_path = f"{path}.inprogress-{attempt}"
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         self._handle = open(self.temp_path, "wb")  # noqa: SIM115 - closed in close()
         self._writer = WARCWriter(self._handle, gzip=True, warc_version="WARC/1.1")

@@ -10,6 +10,7 @@ import pytest
 
 from lib.config import load_config
 from testweb.server import TestWeb, loopback_hosts
+from testweb.site import SPECIAL_ROLES
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,13 +18,16 @@ ROOT = Path(__file__).resolve().parent.parent
 # but large enough that a violation shows in the request log.
 TEST_SERVER_DELAY = 0.25
 TEST_CRAWL_DELAY = 0.6
+RING = 4
 
 
 @pytest.fixture(scope="session")
 def web(tmp_path_factory) -> TestWeb:
-    """The multi-host test web on 127.0.2.1-4, with its request log."""
+    """The multi-host test web on 127.0.2.x: a ring of 4 linked hosts, then one host per
+    special role (testweb.site.SPECIAL_ROLES), with its request log."""
     log = tmp_path_factory.mktemp("web") / "requests.jsonl"
-    server = TestWeb(loopback_hosts(4, subnet=2), 0, log, crawl_delay=TEST_CRAWL_DELAY)
+    hosts = loopback_hosts(RING + len(SPECIAL_ROLES), subnet=2)
+    server = TestWeb(hosts, 0, log, crawl_delay=TEST_CRAWL_DELAY, ring_size=RING)
     server.start()
     yield server
     server.stop()
@@ -32,7 +36,12 @@ def web(tmp_path_factory) -> TestWeb:
 @pytest.fixture()
 def conf():
     """The default configuration with the test web's delays."""
-    return load_config(overrides=[f"fetcher.server.delay={TEST_SERVER_DELAY}"])
+    return load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "fetcher.allow.private.networks=true",
+        ]
+    )
 
 
 @pytest.fixture(scope="session")
@@ -79,6 +88,8 @@ def crawl_conf_args() -> list[str]:
         f"fetcher.server.delay={TEST_SERVER_DELAY}",
         "--conf",
         f"http.agent.url={E2E_AGENT_URL}",
+        "--conf",
+        "fetcher.allow.private.networks=true",
     ]
 
 

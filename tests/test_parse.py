@@ -25,13 +25,20 @@ def test_links_text_title_and_fingerprints():
     urls = [link.url for link in result.outlinks]
     assert urls == [
         "http://example.com/home",
-        "http://example.com/dir/sub/page.html",
         "http://other.example.org/x",
+        "http://example.com/dir/sub/page.html",  # from the second link: the first is nofollow
         "http://example.com/map",
         "http://example.com/frame",
     ]
-    assert result.outlinks[1].anchor == "Sub page" and result.outlinks[1].rel == "nofollow"
-    assert result.links_dropped == 3  # mailto, javascript, .png
+    assert result.outlinks[2].anchor == "duplicate" and result.outlinks[2].rel is None
+    assert result.links_dropped == 4  # nofollow, mailto, javascript, .png
+    following = parse_page(
+        "http://example.com/start",
+        PAGE,
+        "text/html",
+        load_config(overrides=["parse.follow.nofollow=true"]),
+    )
+    assert following.outlinks[1].anchor == "Sub page" and following.outlinks[1].rel == "nofollow"
     assert len(result.content_hash) == 64
     assert isinstance(result.simhash, int) and -(2**63) <= result.simhash < 2**63
 
@@ -77,3 +84,22 @@ def test_non_html_is_not_parsed_as_html():
     result = parse_page("http://e.com/f.pdf", b"%PDF-1.4", "application/pdf", CONF)
     assert result.status == "not_html" and result.outlinks == [] and result.content_hash
     assert is_html(None, b"  <html>") and not is_html(None, b"PK\x03\x04")
+
+
+def test_meta_robots_and_x_robots_tag():
+    page = (
+        b"<html><head><meta name='robots' content='NOINDEX'></head>"
+        b"<body>secret words <a href='/a'>a</a></body></html>"
+    )
+    result = parse_page("http://e.com/", page, "text/html", CONF)
+    assert result.text is None and result.simhash is not None and result.robots == "noindex"
+    assert [link.url for link in result.outlinks] == ["http://e.com/a"]
+    plain = b"<html><body>words <a href='/a'>a</a></body></html>"
+    tagged = parse_page("http://e.com/", plain, "text/html", CONF, {"x-robots-tag": "nofollow"})
+    assert tagged.outlinks == [] and tagged.text == "words a" and tagged.robots == "nofollow"
+    both = parse_page("http://e.com/", plain, "text/html", CONF, {"x-robots-tag": "trawl: none"})
+    assert both.robots == "nofollow,noindex"
+    other = parse_page(
+        "http://e.com/", plain, "text/html", CONF, {"x-robots-tag": "otherbot: none"}
+    )
+    assert other.robots is None and other.outlinks

@@ -53,20 +53,13 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         start = time.time()
         host = self.server.server_address[0]
-        response = self.server.site.respond(host, self.path)
+        response = self.server.site.respond(host, self.path, self.server.hit(self.path))
         if response.delay_ms:
             time.sleep(response.delay_ms / 1000.0)
-        body = gzip.compress(response.body, mtime=0) if response.gzip else response.body
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(body)))
-        if response.gzip:
-            self.send_header("Content-Encoding", "gzip")
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        try:
+            self._send(response)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client gave up (limits): log it all the same
         self.server.log.write(
             {
                 "host": host,
@@ -79,6 +72,32 @@ class _Handler(BaseHTTPRequestHandler):
             }
         )
 
+    def _send(self, response) -> None:
+        if response.mode == "reset":
+            self.close_connection = True
+            return
+        if response.mode == "garbage":
+            self.wfile.write(b"HTTP/1.1 twohundred OK\r\nGarbage\r\n\r\n")
+            self.close_connection = True
+            return
+        body = gzip.compress(response.body, mtime=0) if response.gzip else response.body
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if response.gzip:
+            self.send_header("Content-Encoding", "gzip")
+        for name, value in response.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        if response.mode == "trickle":
+            for byte in body:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.3)
+        else:
+            self.wfile.write(body)
+        self.wfile.flush()
+
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the request log is the record."""
 
@@ -90,7 +109,16 @@ class _HostServer(ThreadingHTTPServer):
     def __init__(self, address, site: Site, log: RequestLog):
         self.site = site
         self.log = log
+        self._hits: dict[str, int] = {}
+        self._hits_lock = threading.Lock()
         super().__init__(address, _Handler)
+
+    def hit(self, path: str) -> int:
+        """How often ``path`` was asked of this host before."""
+        with self._hits_lock:
+            count = self._hits.get(path, 0)
+            self._hits[path] = count + 1
+            return count
 
     def handle_error(self, request, client_address) -> None:
         """A client that hangs up early (content limit, timeout) is normal here."""
@@ -124,8 +152,8 @@ class TestWeb:
 
     @property
     def seeds(self) -> list[str]:
-        """The home page of every host."""
-        return [f"{self.site.base(i)}/" for i in range(len(self.site.hosts))]
+        """The home page of every host of the ring."""
+        return [f"{self.site.base(i)}/" for i in range(self.site.ring)]
 
 
 def loopback_hosts(count: int, subnet: int = 1) -> list[str]:

@@ -11,12 +11,34 @@ Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``):
 - behaviour endpoints in the style of Scrapy's mock server: ``/status/<code>``,
   ``/redirect/<n>`` (a chain of n hops), ``/gzip``, ``/large``, ``/delay/<ms>``.
 
-Pages are pure functions of (host index, path), so a crawl's results can be predicted.
+Hosts after the first ``ring_size`` ones are not linked from the ring; each plays one
+role of ``SPECIAL_ROLES`` (robots.txt unavailable, redirected or oversized, a failing
+server, a Crawl-delay too long, a slow server). Stateful endpoints answer by how often
+they were asked before (``hit``): ``/ratelimit/<s>`` (429 with Retry-After s, then 200),
+``/unavailable-date`` (503 with an HTTP-date Retry-After, then 200). Hostile ones:
+``/trickle`` (a byte at a time), ``/bomb`` (gzip of 20 MB of zeros), ``/loop/a`` <->
+``/loop/b``, ``/reset`` (connection closed), ``/garbage`` (no valid status line).
+
+Pages are pure functions of (host index, path, hit), so a crawl's results can be predicted.
 """
 
 from __future__ import annotations
 
+import functools
+import gzip
+import time
 from dataclasses import dataclass
+from email.utils import formatdate
+
+SPECIAL_ROLES = (
+    "robots_unavailable",  # robots.txt answers 503: nothing may be fetched this round
+    "robots_redirect",  # robots.txt redirects to /robots-real.txt (Disallow: /secret/)
+    "robots_oversize",  # Disallow: /early/, 600 KB of comments, Disallow: /late/
+    "failing",  # every page answers 500
+    "crawl_delay_too_long",  # Crawl-delay: 120
+    "slow",  # every page takes 150 ms
+)
+SLOW_MS = 150
 
 
 @dataclass(frozen=True)
@@ -29,6 +51,7 @@ class Response:
     headers: tuple[tuple[str, str], ...] = ()
     gzip: bool = False
     delay_ms: int = 0
+    mode: str = "normal"  # normal, trickle (a byte every 0.3 s), reset, garbage
 
 
 @dataclass(frozen=True)
@@ -39,25 +62,54 @@ class Site:
     port: int
     pages_per_host: int = 8
     crawl_delay: float = 1.5
+    ring_size: int = 0  # hosts linked to each other; 0: all of them
+
+    @property
+    def ring(self) -> int:
+        """How many hosts form the linked ring."""
+        return self.ring_size or len(self.hosts)
 
     def base(self, index: int) -> str:
         """Base URL of host ``index``."""
         return f"http://{self.hosts[index % len(self.hosts)]}:{self.port}"
 
-    def respond(self, host: str, path: str) -> Response:
-        """The response of host ``host`` for ``path`` (query string included)."""
+    def next_in_ring(self, index: int) -> str:
+        """Base URL of the host a ring host links to (special hosts link to themselves)."""
+        return self.base((index + 1) % self.ring if index < self.ring else index)
+
+    def role(self, index: int) -> str | None:
+        """The special role of a host outside the ring, or ``None``."""
+        return SPECIAL_ROLES[index - self.ring] if index >= self.ring else None
+
+    def host_with(self, role: str) -> int:
+        """Index of the host playing ``role``."""
+        return self.ring + SPECIAL_ROLES.index(role)
+
+    def respond(self, host: str, path: str, hit: int = 0) -> Response:
+        """The response of host ``host`` for ``path`` (query string included), asked for
+        the ``hit``-th time before."""
         index = self.hosts.index(host)
         route = path.split("?", 1)[0]
-        if route == "/robots.txt":
-            return self._robots(index)
+        role = self.role(index)
+        if route.startswith("/robots"):
+            return self._robots(index, route)
+        if role == "failing":
+            return Response(500, b"server error", "text/plain")
+        if role == "slow":
+            return _html(f"Slow {route}", [], _words(index, 1), delay_ms=SLOW_MS)
         if route == "/":
             return _html(f"Home of host {index}", self._home_links(index), _words(index, 0))
         if route.startswith("/page/"):
             return self._page(index, route[len("/page/") :])
-        return _behaviour(self, index, route)
+        return _behaviour(self, index, route, hit)
 
-    def _robots(self, index: int) -> Response:
-        if index == len(self.hosts) - 1 and len(self.hosts) > 1:
+    def _robots(self, index: int, route: str) -> Response:
+        role = self.role(index)
+        if role is not None:
+            return _special_robots(role, route)
+        if route != "/robots.txt":
+            return Response(404, b"not found", "text/plain")
+        if index == self.ring - 1 and self.ring > 1:
             return Response(404, b"no robots here", "text/plain")
         lines = ["User-agent: *", "Disallow: /private/"]
         if index == 1:
@@ -77,21 +129,73 @@ class Site:
             ("/page/1#section", "fragment of page 1"),
             ("mailto:webmaster@example.invalid", "mail"),
             ("javascript:void(0)", "script"),
-            (f"{self.base(index + 1)}/", "next host"),
+            (f"{self.next_in_ring(index)}/", "next host"),
         ]
 
     def _page(self, index: int, number: str) -> Response:
         if not number.isdigit() or not 1 <= int(number) <= self.pages_per_host:
             return Response(404, b"<html><body>not found</body></html>")
         k = int(number)
-        links = [(f"{self.base(index + 1)}/page/{k}", "same page, next host")]
+        links = [(f"{self.next_in_ring(index)}/page/{k}", "same page, next host")]
         for target in (k + 1, 2 * k):
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
         return _html(f"Host {index} page {k}", links, _words(index, k))
 
 
-def _behaviour(site: Site, index: int, route: str) -> Response:
+def _special_robots(role: str, route: str) -> Response:
+    text = "User-agent: *\nDisallow: /private/\n"
+    if role == "robots_unavailable":
+        return Response(503, b"try later", "text/plain")
+    if role == "robots_redirect":
+        if route == "/robots.txt":
+            return Response(301, b"", headers=(("Location", "/robots-real.txt"),))
+        text = "User-agent: *\nDisallow: /secret/\n"
+    elif role == "robots_oversize":
+        text = "User-agent: *\nDisallow: /early/\n" + "#" * 600_000 + "\nDisallow: /late/\n"
+    elif role == "crawl_delay_too_long":
+        text += "Crawl-delay: 120\n"
+    return Response(200, text.encode(), "text/plain")
+
+
+@functools.cache
+def _bomb() -> bytes:
+    return gzip.compress(b"\0" * 20_000_000, compresslevel=9, mtime=0)
+
+
+def _stateful(route: str, hit: int) -> Response | None:
+    if route.startswith("/ratelimit/") and route[11:].isdigit():
+        if hit == 0:
+            return Response(429, b"slow down", "text/plain", (("Retry-After", route[11:]),))
+        return _html("After the rate limit", [], "ok")
+    if route == "/unavailable-date":
+        if hit == 0:
+            when = formatdate(time.time() + 1.5, usegmt=True)
+            return Response(503, b"later", "text/plain", (("Retry-After", when),))
+        return _html("After the outage", [], "ok")
+    return None
+
+
+def _hostile(route: str) -> Response | None:
+    if route == "/trickle":
+        return Response(200, b"<html>" + b"x" * 60 + b"</html>", mode="trickle")
+    if route == "/bomb":
+        return Response(200, _bomb(), "text/html", (("Content-Encoding", "gzip"),))
+    if route in ("/loop/a", "/loop/b"):
+        return Response(
+            302, b"", headers=(("Location", "/loop/b" if route[-1] == "a" else "/loop/a"),)
+        )
+    if route == "/reset":
+        return Response(200, mode="reset")
+    if route == "/garbage":
+        return Response(200, mode="garbage")
+    return None
+
+
+def _behaviour(site: Site, index: int, route: str, hit: int = 0) -> Response:
+    special = _stateful(route, hit) or _hostile(route)
+    if special is not None:
+        return special
     if route == "/old-page":
         return Response(301, b"", headers=(("Location", "/page/3"),))
     if route == "/data.txt":
@@ -116,8 +220,8 @@ def _words(index: int, page: int) -> str:
     return " ".join(vocabulary[(index * 7 + page * 3 + i) % len(vocabulary)] for i in range(60))
 
 
-def _html(title: str, links: list[tuple[str, str]], text: str) -> Response:
-    return Response(200, _html_bytes(title, links, text))
+def _html(title: str, links: list[tuple[str, str]], text: str, delay_ms: int = 0) -> Response:
+    return Response(200, _html_bytes(title, links, text), delay_ms=delay_ms)
 
 
 def _html_bytes(title: str, links: list[tuple[str, str]], text: str) -> bytes:

@@ -1,0 +1,51 @@
+"""The robots.txt cache beside the crawldb (``DIR/robots``, one row per host).
+
+A fetch round reads the entries younger than ``robots.cache.ttl`` for the hosts of its
+fetch list, so a new round does not download robots.txt again while it is fresh, and
+writes back the answers it fetched (2xx and 4xx; a 5xx or unreachable robots.txt is not
+kept, so that it is asked again next round). RFC 9309 asks for no more than 24 hours.
+"""
+
+from __future__ import annotations
+
+from crawldb.schema import ROBOTS
+from jobs.common import delta_commit_message, now_ms
+from jobs.layout import DataDir
+from lib.fetcher import ORIGIN_ROBOTS
+
+
+def fresh_robots(spark, data: DataDir, conf, hosts):
+    """Cached robots answers still fresh, for the hosts in the DataFrame ``hosts``."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    ttl = conf["robots.cache.ttl"]
+    if ttl <= 0 or not DeltaTable.isDeltaTable(spark, data.robots):
+        return None
+    oldest = now_ms() - ttl * 1000
+    table = spark.read.format("delta").load(data.robots)
+    fresh = table.where(F.unix_millis("fetched_at") >= F.lit(oldest))
+    return fresh.join(hosts, "host", "left_semi").select(
+        "host", F.col("http_status").alias("robots_status"), F.col("content").alias("robots_body")
+    )
+
+
+def store_robots(spark, data: DataDir, fetched) -> None:
+    """Merge the robots.txt answers of a fetch table into the cache."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    answers = fetched.where(
+        (F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500)
+    ).select(*ROBOTS.names)
+    if not DeltaTable.isDeltaTable(spark, data.robots):
+        spark.createDataFrame([], ROBOTS.ddl).write.format("delta").save(data.robots)
+    with delta_commit_message(spark, "trawl fetch robots cache"):
+        (
+            DeltaTable.forPath(spark, data.robots)
+            .alias("t")
+            .merge(answers.dropDuplicates(["host"]).alias("s"), "t.host = s.host")
+            .whenMatchedUpdateAll()
+            .whenNotMatchedInsertAll()
+            .execute()
+        )

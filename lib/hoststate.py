@@ -1,0 +1,107 @@
+"""What the fetcher learns about a host during a round: how long to pause, when to back off,
+when to give up on it (plain Python, no I/O; times in seconds).
+
+Pause before the next request to the host, after the end of the previous one::
+
+    pause = max(fetcher.server.delay, Crawl-delay, min(factor * recent response time, cap))
+
+where "recent response time" is an exponential moving average (weight 0.3 on the newest)
+and ``factor``/``cap`` are ``fetcher.adaptive.delay.factor``/``.max``: a slow server gets
+a longer pause. After a failure the pause doubles per consecutive failure (capped at
+``fetcher.backoff.max``); a 429 or 503 with ``Retry-After`` waits that long instead.
+``fetcher.max.exceptions.per.queue`` consecutive failures open the host's circuit: its
+remaining URLs go back to the crawldb unchanged. A ``Retry-After`` longer than
+``fetcher.max.crawl.delay`` opens it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+EWMA_WEIGHT = 0.3
+BACK_OFF_STATUSES = (429, 503)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do after one request to a host."""
+
+    pause: float  # seconds from the end of this request to the start of the next
+    retry_url: bool = False  # queue the same URL again this round
+    open_circuit: bool = False  # skip the host's remaining URLs this round
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP-date), or ``None``."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        moment = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, moment.timestamp() - now)
+
+
+class HostState:
+    """Delay, back-off and circuit breaker of one host."""
+
+    def __init__(self, conf: Mapping[str, Any]):
+        self.base_delay = conf["fetcher.server.delay"]
+        self.max_crawl_delay = conf["fetcher.max.crawl.delay"]
+        self.factor = conf["fetcher.adaptive.delay.factor"]
+        self.adaptive_cap = conf["fetcher.adaptive.delay.max"]
+        self.backoff_cap = conf["fetcher.backoff.max"]
+        self.max_failures = conf["fetcher.max.exceptions.per.queue"]
+        self.crawl_delay: float | None = None
+        self.response_time: float | None = None
+        self.failures = 0
+
+    def delay(self) -> float:
+        """The least pause between two requests while the host is healthy."""
+        adaptive = 0.0
+        if self.response_time is not None:
+            adaptive = min(self.factor * self.response_time, self.adaptive_cap)
+        return max(self.base_delay, self.crawl_delay or 0.0, adaptive)
+
+    def after(
+        self,
+        seconds: float,
+        status: int | None,
+        failed: bool,
+        retry_after: float | None = None,
+    ) -> Verdict:
+        """Record one request (``failed``: 5xx, 429, timeout, connection error) and decide."""
+        self._observe(seconds)
+        if not failed:
+            self.failures = 0
+            return Verdict(self.delay())
+        self.failures += 1
+        if retry_after is not None and retry_after > self.max_crawl_delay:
+            return Verdict(self.delay(), open_circuit=True)
+        if 0 < self.max_failures <= self.failures:
+            return Verdict(self.delay(), open_circuit=True)
+        backoff = min(self.delay() * 2**self.failures, max(self.backoff_cap, self.delay()))
+        if status in BACK_OFF_STATUSES:
+            pause = max(self.delay(), retry_after) if retry_after is not None else backoff
+            return Verdict(pause, retry_url=True)
+        return Verdict(backoff)
+
+    def _observe(self, seconds: float) -> None:
+        if self.response_time is None:
+            self.response_time = seconds
+        else:
+            self.response_time = EWMA_WEIGHT * seconds + (1 - EWMA_WEIGHT) * self.response_time
+
+
+def now_utc() -> float:
+    """Wall-clock time in epoch seconds (for Retry-After dates)."""
+    return datetime.now(tz=UTC).timestamp()

@@ -1,0 +1,95 @@
+"""Host name resolution for the fetcher: cached per host, checked against the address policy.
+
+The fetcher connects to exactly the address this module checked, so a host cannot pass
+the check with one DNS answer and be reached at another (no DNS-rebinding gap). Unless
+``fetcher.allow.private.networks`` is set, addresses that are loopback, private,
+link-local (169.254.169.254, the cloud metadata service), multicast, reserved or
+unspecified are refused, on every request and every redirect hop.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+REASON_PRIVATE = "private_address"
+REASON_DNS = "dns_error"
+
+
+class AddressRefused(Exception):
+    """A host's address is not one the fetcher may connect to."""
+
+    def __init__(self, host: str, reason: str, detail: str):
+        super().__init__(f"{host}: {detail}")
+        self.host = host
+        self.reason = reason
+
+
+def refusal(address: str) -> str | None:
+    """Why an IP address is refused under the default policy, or ``None``."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    checks = (
+        ("loopback", ip.is_loopback),
+        ("private", ip.is_private),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("reserved", ip.is_reserved),
+        ("unspecified", ip.is_unspecified),
+    )
+    for name, hit in checks:
+        if hit:
+            return name
+    return None
+
+
+class Resolver:
+    """``getaddrinfo`` with a per-host cache (``ttl`` seconds) and the address policy."""
+
+    def __init__(
+        self,
+        ttl: float,
+        allow_private: bool,
+        lookup: Callable = socket.getaddrinfo,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.ttl = ttl
+        self.allow_private = allow_private
+        self.lookup = lookup
+        self.clock = clock
+        self._cache: dict[tuple[str, int], tuple[float, list]] = {}
+        self._lock = threading.Lock()
+
+    def addresses(self, host: str, port: int) -> list[tuple]:
+        """``(family, type, proto, canonname, sockaddr)`` entries the fetcher may use."""
+        key = (host.lower(), port)
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached and self.clock() < cached[0]:
+                return cached[1]
+        try:
+            answers = self.lookup(host, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise AddressRefused(host, REASON_DNS, f"cannot resolve: {exc}") from exc
+        allowed = self._allowed(host, answers)
+        with self._lock:
+            self._cache[key] = (self.clock() + self.ttl, allowed)
+        return allowed
+
+    def _allowed(self, host: str, answers: list[tuple]) -> list[tuple]:
+        if self.allow_private:
+            return answers
+        allowed = [a for a in answers if refusal(a[4][0]) is None]
+        if not allowed:
+            kinds = sorted({f"{a[4][0]} ({refusal(a[4][0])})" for a in answers})
+            raise AddressRefused(
+                host,
+                REASON_PRIVATE,
+                f"resolves only to refused addresses {', '.join(kinds)}; "
+                "set fetcher.allow.private.networks=true to crawl private networks",
+            )
+        return allowed

@@ -211,20 +211,22 @@ class PartitionFetcher:
 
     def _fetch_robots(self, host: str, task: RobotsTask) -> float:
         exchange = self.client.get(task.url)
-        verdict = self.hosts[host].after(exchange.duration_ms / 1000.0, None, failed=False)
+        # Not fed to the adaptive delay: robots.txt is often static and fast where pages
+        # are not, and would make a slow server look quick.
+        pause = self.hosts[host].delay()
         location = exchange.header("Location")
         if exchange.status in _REDIRECTS and location and task.hops < ROBOTS_MAX_HOPS:
             target = resolve(location, task.url)
             if target and scheme_of(target) in ("http", "https"):
                 self._emit(exchange, None)
                 self.scheduler.add_first(host, replace(task, url=target, hops=task.hops + 1))
-                return exchange.ended_monotonic + verdict.pause
+                return exchange.ended_monotonic + pause
         status = exchange.status if exchange.error is None else None
         if exchange.error in _HOST_FAILURES:
             self.robots[host] = self._rules(None, b"")
             self._emit(exchange, self._robots_row(task, exchange, None))
             self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
-            return exchange.ended_monotonic + verdict.pause
+            return exchange.ended_monotonic + pause
         rules = self._rules(status, exchange.body)
         self.robots[host] = rules
         self._emit(exchange, self._robots_row(task, exchange, status))

@@ -244,9 +244,10 @@ def classify_error(exc: BaseException) -> tuple[str, str]:
         return REASON_TLS, detail
     if isinstance(exc, LocationParseError | ValueError):
         return st.REASON_INVALID_URL, detail
-    if isinstance(exc, ProtocolError) and isinstance(exc.__context__, http.client.HTTPException):
-        return REASON_MALFORMED, detail
-    if isinstance(exc, http.client.HTTPException):
+    inner = exc.args[1] if isinstance(exc, ProtocolError) and len(exc.args) > 1 else exc
+    if isinstance(inner, ConnectionError):  # reset, or closed before answering
+        return st.REASON_CONNECTION, detail
+    if isinstance(inner, http.client.HTTPException):
         return REASON_MALFORMED, detail
     if isinstance(exc, HTTPError | OSError):
         return st.REASON_CONNECTION, detail

@@ -51,22 +51,35 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "TrawlTestWeb/1.0"
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        start = time.time()
-        host = self.server.server_address[0]
-        response = self.server.site.respond(host, self.path, self.server.hit(self.path))
+        self._start = time.time()
+        self._logged = False
+        response = self.server.site.respond(self._host, self.path, self.server.hit(self.path))
+        self._status = response.status
         if response.delay_ms:
             time.sleep(response.delay_ms / 1000.0)
         try:
             self._send(response)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (limits): log it all the same
+        self._log()
+
+    @property
+    def _host(self) -> str:
+        return self.server.server_address[0]
+
+    def _log(self) -> None:
+        """Log the request once. Called before the response's last byte is sent, so that a
+        client that has read the whole response always finds its request in the log."""
+        if self._logged:
+            return
+        self._logged = True
         self.server.log.write(
             {
-                "host": host,
+                "host": self._host,
                 "path": self.path,
                 "ua": self.headers.get("User-Agent", ""),
-                "status": response.status,
-                "start": start,
+                "status": self._status,
+                "start": self._start,
                 "end": time.time(),
                 "client": self.client_address[1],
             }
@@ -74,9 +87,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, response) -> None:
         if response.mode == "reset":
+            self._log()
             self.close_connection = True
             return
         if response.mode == "garbage":
+            self._log()
             self.wfile.write(b"HTTP/1.1 twohundred OK\r\nGarbage\r\n\r\n")
             self.close_connection = True
             return
@@ -88,15 +103,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         for name, value in response.headers:
             self.send_header(name, value)
+        if not body:
+            self._log()
         self.end_headers()
         if response.mode == "trickle":
-            for byte in body:
+            for byte in body[:-1]:
                 self.wfile.write(bytes([byte]))
-                self.wfile.flush()
                 time.sleep(0.3)
         else:
-            self.wfile.write(body)
-        self.wfile.flush()
+            self.wfile.write(body[:-1])
+        self._log()
+        self.wfile.write(body[-1:])
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
         """Quiet: the request log is the record."""

@@ -1,0 +1,185 @@
+"""The fetcher against a hostile and broken web, each case proven from the request log."""
+
+import itertools
+import tracemalloc
+
+import pytest
+from conftest import TEST_SERVER_DELAY
+from weblog import by_host, entries_for, politeness_violations
+
+from crawldb import status as st
+from lib.config import load_config
+from lib.fetcher import PartitionFetcher
+from lib.urls import host_of
+
+pytestmark = pytest.mark.web
+_tags = itertools.count()
+
+
+def fetch(web, urls, *overrides):
+    """Fetch ``urls`` in one partition; page rows by URL, robots rows, this run's log."""
+    agent_url = f"https://trawl.invalid/behaviour-{next(_tags)}"
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "fetcher.allow.private.networks=true",
+            f"http.agent.url={agent_url}",
+            *overrides,
+        ]
+    )
+    rows = [{"url": u, "host": host_of(u), "depth": 1, "score": 1.0} for u in urls]
+    results = list(PartitionFetcher(conf, None).run(rows))
+    pages = {r["url"]: r for r in results if r["origin"] != "robots"}
+    robots = [r for r in results if r["origin"] == "robots"]
+    log = entries_for(web, agent_url)
+    assert politeness_violations(log, lambda host: TEST_SERVER_DELAY) == []
+    return pages, robots, log
+
+
+def paths(log, host=None):
+    return [e["path"] for e in log if host is None or e["host"] == host]
+
+
+def special(web, role):
+    index = web.site.host_with(role)
+    return web.site.base(index), web.site.hosts[index]
+
+
+def test_robots_unavailable_disallows_the_host_for_the_round(web):
+    base, host = special(web, "robots_unavailable")
+    pages, robots, log = fetch(web, [f"{base}/page/1", f"{base}/page/2"])
+    assert {r["fetch_status"] for r in pages.values()} == {st.RETRY}
+    assert {r["reason"] for r in pages.values()} == {st.REASON_ROBOTS_UNAVAILABLE}
+    assert paths(log, host) == ["/robots.txt"]
+    assert robots[0]["http_status"] == 503
+
+
+def test_robots_redirect_is_followed(web):
+    base, host = special(web, "robots_redirect")
+    pages, _, log = fetch(web, [f"{base}/secret/x", f"{base}/page/1"])
+    assert pages[f"{base}/secret/x"]["fetch_status"] == st.ROBOTS_DENIED
+    assert pages[f"{base}/page/1"]["fetch_status"] == st.SUCCESS
+    assert paths(log, host) == ["/robots.txt", "/robots-real.txt", "/page/1"]
+
+
+def test_only_the_first_500_kib_of_robots_is_parsed(web):
+    base, host = special(web, "robots_oversize")
+    pages, _, log = fetch(web, [f"{base}/early/x", f"{base}/late/x"])
+    assert pages[f"{base}/early/x"]["fetch_status"] == st.ROBOTS_DENIED
+    assert pages[f"{base}/late/x"]["http_status"] == 404  # allowed: its rule came too late
+    assert "/early/x" not in paths(log, host)
+
+
+def test_robots_404_allows_everything(web):
+    base = web.site.base(3)  # the ring's last host has no robots.txt
+    pages, _, log = fetch(web, [f"{base}/private/secret"])
+    assert pages[f"{base}/private/secret"]["http_status"] == 404
+    assert "/private/secret" in paths(log)
+
+
+def test_crawl_delay_too_long_skips_the_host(web):
+    base, host = special(web, "crawl_delay_too_long")
+    pages, _, log = fetch(web, [f"{base}/page/1"])
+    assert pages[f"{base}/page/1"]["fetch_status"] == st.SKIPPED
+    assert pages[f"{base}/page/1"]["reason"] == st.REASON_CRAWL_DELAY
+    assert paths(log, host) == ["/robots.txt"]
+
+
+def test_429_retry_after_seconds_is_honoured(web):
+    base = web.site.base(0)
+    pages, _, log = fetch(web, [f"{base}/ratelimit/1"])
+    row = pages[f"{base}/ratelimit/1"]
+    assert row["fetch_status"] == st.SUCCESS and row["attempts"] == 2
+    tries = [e for e in log if e["path"] == "/ratelimit/1"]
+    assert [e["status"] for e in tries] == [429, 200]
+    assert tries[1]["start"] - tries[0]["end"] >= 1.0 - 0.005
+
+
+def test_503_retry_after_http_date_is_honoured(web):
+    base = web.site.base(1)
+    pages, _, log = fetch(web, [f"{base}/unavailable-date"])
+    assert pages[f"{base}/unavailable-date"]["fetch_status"] == st.SUCCESS
+    tries = [e for e in log if e["path"] == "/unavailable-date"]
+    assert [e["status"] for e in tries] == [503, 200]
+    assert tries[1]["start"] - tries[0]["end"] >= 0.5  # the date has whole seconds
+
+
+def test_circuit_breaker_skips_a_failing_host(web):
+    base, host = special(web, "failing")
+    urls = [f"{base}/page/{k}" for k in range(1, 11)]
+    pages, _, log = fetch(
+        web, urls, "fetcher.max.exceptions.per.queue=3", "fetcher.backoff.max=0.3"
+    )
+    outcomes = [pages[u]["fetch_status"] for u in urls]
+    assert outcomes[:3] == [st.RETRY] * 3
+    assert outcomes[3:] == [st.SKIPPED] * 7
+    assert {pages[u]["reason"] for u in urls[3:]} == {"host_circuit_open"}
+    assert len([p for p in paths(log, host) if p.startswith("/page/")]) == 3
+
+
+def test_trickling_server_is_cut_off_at_the_time_limit(web):
+    base = web.site.base(0)
+    pages, _, log = fetch(web, [f"{base}/trickle"], "http.time.limit=1")
+    row = pages[f"{base}/trickle"]
+    assert row["truncated"] and row["duration_ms"] < 3000
+    assert "time.limit" in row["error_detail"]
+
+
+def test_read_timeout(web):
+    base = web.site.base(0)
+    pages, _, _ = fetch(web, [f"{base}/delay/2000"], "http.timeout=500")
+    row = pages[f"{base}/delay/2000"]
+    assert row["fetch_status"] == st.RETRY and row["reason"] == st.REASON_TIMEOUT
+
+
+def test_compression_bomb_is_bounded(web):
+    base = web.site.base(0)
+    web.site.respond(web.site.hosts[0], "/bomb")  # the server's own 20 MB, made beforehand
+    tracemalloc.start()
+    pages, _, _ = fetch(web, [f"{base}/bomb"], "http.content.limit=1000000")
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    row = pages[f"{base}/bomb"]
+    assert row["truncated"] and row["content_length"] == 1_000_000
+    assert peak < 8_000_000, f"peak {peak} bytes for a 20 MB bomb"
+
+
+def test_truncation_at_the_size_limit(web):
+    base = web.site.base(0)
+    pages, _, _ = fetch(web, [f"{base}/large"], "http.content.limit=50000")
+    row = pages[f"{base}/large"]
+    assert row["truncated"] and row["content_length"] == 50000
+
+
+def test_redirect_loop_is_stopped(web):
+    base = web.site.base(0)
+    pages, _, log = fetch(web, [f"{base}/loop/a"])
+    assert pages[f"{base}/loop/a"]["redirect_to"] == f"{base}/loop/b"
+    assert pages[f"{base}/loop/b"]["redirect_to"] == f"{base}/loop/a"
+    assert sorted(p for p in paths(log) if p.startswith("/loop/")) == ["/loop/a", "/loop/b"]
+
+
+def test_private_addresses_are_refused_by_default(web):
+    base = web.site.base(0)
+    pages, _, log = fetch(web, [f"{base}/page/1"], "fetcher.allow.private.networks=false")
+    assert pages[f"{base}/page/1"]["fetch_status"] == st.NOT_FOUND
+    assert pages[f"{base}/page/1"]["reason"] == "private_address"
+    assert log == []  # not even robots.txt was asked
+    allowed, _, log = fetch(web, [f"{base}/page/1"], "fetcher.allow.private.networks=true")
+    assert allowed[f"{base}/page/1"]["fetch_status"] == st.SUCCESS and log
+
+
+def test_broken_responses_are_recorded_not_raised(web):
+    base = web.site.base(2)
+    pages, _, _ = fetch(web, [f"{base}/reset", f"{base}/garbage", "ftp://x.test/a"])
+    assert pages[f"{base}/reset"]["fetch_status"] == st.RETRY
+    assert pages[f"{base}/reset"]["reason"] == st.REASON_CONNECTION
+    assert pages[f"{base}/garbage"]["reason"] == "malformed_response"
+
+
+def test_slow_server_gets_a_longer_pause(web):
+    base, host = special(web, "slow")
+    _, _, log = fetch(web, [f"{base}/page/{k}" for k in range(1, 4)])
+    requests = [e for e in by_host(log)[host] if e["path"].startswith("/page/")]
+    gaps = [b["start"] - a["end"] for a, b in zip(requests, requests[1:], strict=False)]
+    assert len(gaps) == 2 and min(gaps) >= 10 * 0.15 * 0.9  # ~10 x the response time

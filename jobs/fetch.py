@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
+from pathlib import Path
 
 from crawldb import status as st
 from crawldb.schema import FETCH
@@ -59,6 +60,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
+    remove_failed_attempts(segment.warc_dir)
     store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
     summary = fetch_summary(spark, segment, clock.seconds)
     segment.mark("fetched", summary)
@@ -74,6 +76,14 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
         ],
     )
     return summary
+
+
+def remove_failed_attempts(warc_dir: str) -> None:
+    """Delete the WARC files of task attempts that failed (killed before they could)."""
+    folder = Path(warc_dir)
+    if folder.is_dir():
+        for leftover in folder.glob("*.inprogress-*"):
+            leftover.unlink()
 
 
 def with_robots(fetchlist, robots):

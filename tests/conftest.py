@@ -57,7 +57,8 @@ def spark():
             "spark.default.parallelism=2",
         ]
     )
-    session = build_spark("tests", session_conf, "local[2]")
+    # local[2,3]: two cores, and a failed task is tried up to 3 times, as on a cluster.
+    session = build_spark("tests", session_conf, "local[2,3]")
     yield session
     session.stop()
 

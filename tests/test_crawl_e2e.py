@@ -171,3 +171,12 @@ def test_readdb_dump_and_url(crawled, capsys, tmp_path):
     record = json.loads(capsys.readouterr().out)
     assert record["url"] == home
     assert readdb.main(["--data", str(data.root), "--url", "http://nowhere.test/"]) == 1
+
+
+def test_robots_txt_is_cached_across_rounds(crawled, spark, web):
+    data, _, log = crawled
+    asked = [e["host"] for e in log if e["path"] == "/robots.txt"]
+    assert sorted(asked) == sorted(web.site.hosts[: web.site.ring])  # once in 3 rounds
+    cached = spark.read.format("delta").load(data.robots).collect()
+    assert {r["host"] for r in cached} == set(asked)
+    assert {r["http_status"] for r in cached} == {200, 404}

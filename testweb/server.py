@@ -174,8 +174,9 @@ class TestWeb:
 
 
 def loopback_hosts(count: int, subnet: int = 1) -> list[str]:
-    """``count`` loopback addresses ``127.0.<subnet>.1`` ... (each host its own address)."""
-    return [f"127.0.{subnet}.{i + 1}" for i in range(count)]
+    """``count`` loopback addresses ``127.0.<subnet>.1`` ... (each host its own address);
+    past 250 hosts the next subnet is used."""
+    return [f"127.0.{subnet + i // 250}.{i % 250 + 1}" for i in range(count)]
 
 
 def _free_port(host: str) -> int:

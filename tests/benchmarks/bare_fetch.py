@@ -1,0 +1,61 @@
+"""Reference for the fetch benchmark: the barest polite fetch loop over a list of URLs.
+
+One urllib3 connection per host, hosts fetched by a pool of threads, one host per thread
+at a time, no delay, no parsing, no storage. Prints one JSON line with its figures.
+Usage: python bare_fetch.py URLS_FILE THREADS
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import resource
+import sys
+import threading
+import time
+from collections import defaultdict
+from urllib.parse import urlsplit
+
+import urllib3
+
+
+def main(path: str, threads: int) -> None:
+    """Fetch every URL of the file, host by host; print figures."""
+    by_host: dict[str, list[str]] = defaultdict(list)
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                by_host[urlsplit(line.strip()).hostname].append(line.strip())
+    hosts: queue.Queue = queue.Queue()
+    for host_urls in by_host.values():
+        hosts.put(host_urls)
+    pool = urllib3.PoolManager(num_pools=len(by_host) + 1, maxsize=1, retries=False)
+    done = [0]
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            try:
+                host_urls = hosts.get_nowait()
+            except queue.Empty:
+                return
+            for url in host_urls:
+                response = pool.request("GET", url, redirect=False)
+                response.data  # noqa: B018 - read the body
+                with lock:
+                    done[0] += 1
+
+    start, cpu = time.monotonic(), time.process_time()
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    wall = time.monotonic() - start
+    cpu = time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"pages": done[0], "seconds": wall, "cpu": cpu, "peak_bytes": peak}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))

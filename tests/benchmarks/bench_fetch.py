@@ -1,0 +1,208 @@
+"""Fetch benchmark (issue 3): Trawl against a bare fetch loop and Scrapy, side by side.
+
+Serves a local web of HOSTS hosts x PAGES pages (``python -m testweb``, its own process),
+then, one after the other against the same web:
+
+1. Trawl: ``./submit.sh crawl`` from the home pages, DEPTH+1 rounds (depth 0..DEPTH),
+   ``fetcher.server.delay=0``; figures for the whole crawl (JVM start-up and every round
+   included) and for the fetch stage alone (the fetch jobs' own timings);
+2. a bare fetch loop over exactly the URLs Trawl fetched (one connection per host, no
+   parsing, no storage): ``bare_fetch.py``;
+3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
+   DEPTH_LIMIT=DEPTH: ``scrapy_spider.py`` (``pip install -e .[bench]``).
+
+Prints pages, seconds, pages/s, CPU seconds per page and peak memory of each, and the
+ratios. Run on demand: ``.venv/bin/python tests/benchmarks/bench_fetch.py [--hosts 500]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+PYTHON = sys.executable
+
+
+def measured(name: str, work: Path, command: list[str], **kwargs) -> dict:
+    out = work / f"{name}.figures.json"
+    subprocess.run(
+        [PYTHON, str(HERE / "measure.py"), str(out), "--", *command], check=True, **kwargs
+    )
+    return json.loads(out.read_text())
+
+
+def start_web(work: Path, hosts: int, pages: int) -> tuple[subprocess.Popen, list[str]]:
+    web = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "testweb",
+            "--log",
+            str(work / "requests.jsonl"),
+            "--hosts",
+            str(hosts),
+            "--subnet",
+            "20",
+            "--pages",
+            str(pages),
+            "--crawl-delay",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    info = json.loads(web.stdout.readline())
+    return web, info["seeds"]
+
+
+def run_trawl(work: Path, seeds: Path, depth: int, threads: int) -> dict:
+    data = work / "trawl-data"
+    figures = measured(
+        "trawl",
+        work,
+        [
+            str(ROOT / "submit.sh"),
+            "crawl",
+            "--seeds",
+            str(seeds),
+            "--rounds",
+            str(depth + 1),
+            "--data",
+            str(data),
+            "--conf",
+            "fetcher.server.delay=0",
+            "--conf",
+            "fetcher.allow.private.networks=true",
+            "--conf",
+            f"fetcher.threads.fetch={threads}",
+            "--conf",
+            "http.agent.url=https://trawl.invalid/bench",
+        ],
+    )
+    fetch_seconds = fetch_pages = 0.0
+    for marker in sorted(data.glob("segments/*/_fetched.done")):
+        summary = json.loads(marker.read_text())
+        fetch_seconds += summary["seconds"]
+        fetch_pages += summary["urls"]
+    figures["fetch_stage"] = {"pages": fetch_pages, "seconds": fetch_seconds}
+    return figures
+
+
+def trawl_urls(work: Path) -> list[str]:
+    urls = []
+    with open(work / "requests.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            entry = json.loads(line)
+            if "trawl.invalid/bench" in entry["ua"] and entry["path"] != "/robots.txt":
+                urls.append(f"http://{entry['host']}:{PORT[0]}{entry['path']}")
+    return urls
+
+
+PORT = [0]
+
+
+def report(name: str, pages: float, figures: dict) -> dict:
+    rate = pages / figures["seconds"] if figures["seconds"] else 0.0
+    cpu = figures.get("cpu")
+    row = {
+        "name": name,
+        "pages": int(pages),
+        "seconds": round(figures["seconds"], 1),
+        "pages_per_s": round(rate, 1),
+        "cpu_ms_per_page": round(1000 * cpu / pages, 2) if cpu and pages else None,
+        "peak_mb": round(figures["peak_bytes"] / 2**20) if "peak_bytes" in figures else None,
+    }
+    print(
+        f"{name:<28} {row['pages']:>7} pages {row['seconds']:>8} s {row['pages_per_s']:>9} "
+        f"pages/s  cpu {row['cpu_ms_per_page']} ms/page  peak {row['peak_mb']} MB"
+    )
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=500)
+    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=50, help="fetcher.threads.fetch")
+    parser.add_argument("--skip-scrapy", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="trawl-bench-"))
+    web, seeds = start_web(work, args.hosts, args.pages)
+    PORT[0] = seeds[0].rsplit(":", 1)[1].strip("/")
+    seed_file = work / "seeds.txt"
+    seed_file.write_text("\n".join(seeds) + "\n")
+    rows = []
+    try:
+        trawl = run_trawl(work, seed_file, args.depth, args.threads)
+        urls = trawl_urls(work)
+        rows.append(report("trawl crawl (whole)", len(urls), trawl))
+        stage = trawl["fetch_stage"]
+        rows.append(report("trawl fetch stage", stage["pages"], stage))
+        (work / "urls.txt").write_text("\n".join(urls) + "\n")
+        bare_out = work / "bare.json"
+        bare = measured(
+            "bare",
+            work,
+            [PYTHON, str(HERE / "bare_fetch.py"), str(work / "urls.txt"), str(args.threads)],
+            stdout=open(bare_out, "w"),
+        )
+        bare_self = json.loads(bare_out.read_text())
+        rows.append(
+            report(
+                "bare fetch loop",
+                bare_self["pages"],
+                bare_self | {"peak_bytes": bare["peak_bytes"]},
+            )
+        )
+        if not args.skip_scrapy:
+            scrapy_out = work / "scrapy.json"
+            scrapy = measured(
+                "scrapy",
+                work,
+                [
+                    PYTHON,
+                    "-m",
+                    "scrapy",
+                    "runspider",
+                    str(HERE / "scrapy_spider.py"),
+                    "-a",
+                    f"seeds={seed_file}",
+                    "-s",
+                    f"DEPTH_LIMIT={args.depth}",
+                    "-s",
+                    "LOG_LEVEL=WARNING",
+                ],
+                stdout=open(scrapy_out, "w"),
+                cwd=work,
+            )
+            scrapy_pages = json.loads(scrapy_out.read_text().strip().splitlines()[-1])["pages"]
+            rows.append(report("scrapy crawl", scrapy_pages, scrapy))
+    finally:
+        web.terminate()
+        web.wait()
+    by_name = {row["name"]: row for row in rows}
+
+    def ratio(a: str, b: str) -> float:
+        return by_name[a]["pages_per_s"] / by_name[b]["pages_per_s"]
+
+    stage_vs_bare = ratio("trawl fetch stage", "bare fetch loop")
+    print(f"ratio trawl fetch stage / bare loop, pages/s: {stage_vs_bare:.2f}")
+    if "scrapy crawl" in by_name:
+        crawl_vs_scrapy = ratio("trawl crawl (whole)", "scrapy crawl")
+        print(f"ratio trawl whole crawl / scrapy, pages/s: {crawl_vs_scrapy:.2f}")
+    print(f"work directory: {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    sys.exit(main())

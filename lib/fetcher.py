@@ -93,8 +93,8 @@ class PartitionFetcher:
         self.robots_cache = robots_cache or {}
         self.attempt = attempt
         self.threads = conf["fetcher.threads.fetch"]
-        resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
-        self.client = HttpClient(conf, pool_size=max(self.threads, 1), resolver=resolver)
+        self.resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
+        self.client: HttpClient | None = None
         self.url_filter = UrlFilter(conf)
         self.scheduler = PoliteScheduler()
         self.hosts: dict[str, HostState] = {}
@@ -107,6 +107,7 @@ class PartitionFetcher:
     def run(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
         """Fetch every row (``url``, ``host``, ``depth``, ``score``); yield result rows."""
         self._enqueue(rows)
+        self.client = HttpClient(self.conf, len(self.hosts), self.resolver)
         workers = [
             threading.Thread(target=self._work, name=f"fetcher-{i}", daemon=True)
             for i in range(min(self.threads, len(self.hosts)))

@@ -45,6 +45,7 @@ from crawldb import status as st
 from lib.resolver import AddressRefused, Resolver
 
 READ_CHUNK = 65536
+MAX_KEPT_CONNECTIONS = 4096
 REASON_TLS = "tls_error"
 REASON_MALFORMED = "malformed_response"
 REASON_TIME_LIMIT = "time_limit"
@@ -110,7 +111,8 @@ def _guarded(base: type, resolver: Resolver) -> type:
 class HttpClient:
     """A pooled HTTP/1.1 client for one fetch partition."""
 
-    def __init__(self, conf: Mapping[str, Any], pool_size: int, resolver: Resolver):
+    def __init__(self, conf: Mapping[str, Any], hosts: int, resolver: Resolver):
+        """``hosts``: how many hosts will be fetched, each keeping one idle connection."""
         timeout = conf["http.timeout"] / 1000.0
         self.time_limit = conf["http.time.limit"]
         self.limit = conf["http.content.limit"]
@@ -123,7 +125,9 @@ class HttpClient:
         }
         verify = conf["http.tls.verify"]
         self.pool = urllib3.PoolManager(
-            num_pools=max(pool_size * 4, 16),
+            # One pool per host so that keep-alive connections survive the round-robin
+            # over hosts; bounded so that a huge partition cannot exhaust file handles.
+            num_pools=max(min(hosts, MAX_KEPT_CONNECTIONS), 1),
             maxsize=1,  # one connection per host
             block=False,
             retries=False,

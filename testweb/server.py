@@ -162,8 +162,13 @@ class TestWeb:
 
     def stop(self) -> None:
         """Stop serving and close the log."""
+        # shutdown() waits for the serving loop's next poll: stop all hosts at once.
+        stoppers = [threading.Thread(target=server.shutdown) for server in self.servers]
+        for stopper in stoppers:
+            stopper.start()
+        for stopper in stoppers:
+            stopper.join()
         for server in self.servers:
-            server.shutdown()
             server.server_close()
         self.log.close()
 

@@ -7,7 +7,8 @@ then, one after the other against the same web:
    ``fetcher.server.delay=0``; figures for the whole crawl (JVM start-up and every round
    included) and for the fetch stage alone (the fetch jobs' own timings);
 2. a bare fetch loop over exactly the URLs Trawl fetched (one connection per host, no
-   parsing, no storage): ``bare_fetch.py``;
+   parsing, no storage): ``bare_fetch.py``; and Trawl's fetcher over the same URLs in one
+   process without Spark (robots.txt, politeness, WARC): ``core_fetch.py``;
 3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
    DEPTH_LIMIT=DEPTH: ``scrapy_spider.py`` (``pip install -e .[bench]``).
 
@@ -156,6 +157,28 @@ def main() -> int:
             stdout=open(bare_out, "w"),
         )
         bare_self = json.loads(bare_out.read_text())
+        core_out = work / "core.json"
+        core = measured(
+            "core",
+            work,
+            [
+                PYTHON,
+                str(HERE / "core_fetch.py"),
+                str(work / "urls.txt"),
+                str(args.threads),
+                str(work / "core.warc.gz"),
+            ],
+            stdout=open(core_out, "w"),
+            cwd=ROOT,
+        )
+        core_self = json.loads(core_out.read_text())
+        rows.append(
+            report(
+                "trawl fetcher without spark",
+                core_self["pages"],
+                core_self | {"peak_bytes": core["peak_bytes"]},
+            )
+        )
         rows.append(
             report(
                 "bare fetch loop",
@@ -196,6 +219,8 @@ def main() -> int:
 
     stage_vs_bare = ratio("trawl fetch stage", "bare fetch loop")
     print(f"ratio trawl fetch stage / bare loop, pages/s: {stage_vs_bare:.2f}")
+    core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
+    print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")
     if "scrapy crawl" in by_name:
         crawl_vs_scrapy = ratio("trawl crawl (whole)", "scrapy crawl")
         print(f"ratio trawl whole crawl / scrapy, pages/s: {crawl_vs_scrapy:.2f}")

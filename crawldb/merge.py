@@ -39,11 +39,13 @@ def new_row(
     fetch_interval: int,
     fixed_interval: bool = False,
     metadata: Mapping[str, str] | None = None,
+    dedup_key: str | None = None,
 ) -> Row:
     """A URL entering the crawldb: unfetched and due at ``now_ms``."""
     row = CRAWLDB.empty_row()
     row.update(
         url=url,
+        dedup_key=dedup_key or url,
         host=host,
         status=st.UNFETCHED,
         fetch_time=now_ms,
@@ -74,7 +76,8 @@ def merge_inject(old: Row | None, injected: Row, update: bool) -> Row:
 
 
 def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, conf) -> Row:
-    """A URL reached by links (``links``: least ``depth``, summed ``score``) this round."""
+    """A URL reached by links (``links``: least ``depth``, summed ``score``, its
+    ``dedup_key``) this round."""
     if old is None:
         return new_row(
             url,
@@ -83,6 +86,7 @@ def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, c
             score=links["score"],
             depth=links["depth"],
             fetch_interval=conf["db.fetch.interval.default"],
+            dedup_key=links.get("dedup_key"),
         )
     merged = dict(old)
     if old["depth"] is None or links["depth"] < old["depth"]:
@@ -154,11 +158,12 @@ def update_row(
     segment: str,
     now_ms: int,
     conf: Mapping[str, Any],
+    dedup_key: str | None = None,
 ) -> Row | None:
     """The new crawldb row of one URL touched by a segment, or ``None`` if unchanged."""
     if links is None and fetch is not None:
         # A URL fetched without being in the crawldb was reached by following a redirect.
-        links = {"depth": fetch["depth"], "score": fetch["score"]}
+        links = {"depth": fetch["depth"], "score": fetch["score"], "dedup_key": dedup_key}
     row = old
     if links is not None:
         row = merge_links(old, url, host, links, now_ms, conf)

@@ -47,7 +47,8 @@ class Table:
 CRAWLDB = Table(
     "crawldb",
     (
-        ("url", "STRING"),  # normalized URL: the key, one row per URL
+        ("url", "STRING"),  # normalized URL: the key, one row per URL, fetched as is
+        ("dedup_key", "STRING"),  # aggressive form (sorted query, no www., no slash)
         ("host", "STRING"),
         ("status", "STRING"),  # crawldb.status names
         ("reason", "STRING"),  # why the status: http_404, robots_denied, timeout ...
@@ -140,7 +141,7 @@ PARSE = Table(
         ("content_hash", "STRING"),
         ("simhash", "BIGINT"),
         ("outlinks", f"ARRAY<{OUTLINK_TYPE}>"),  # normalized, filtered, in document order
-        ("links_dropped", "INT"),  # links rejected by resolution, scheme, filters, nofollow
+        ("links_rejected", "MAP<STRING, INT>"),  # links dropped, by reason
         ("robots", "STRING"),  # noindex,nofollow from meta robots and X-Robots-Tag
     ),
 )

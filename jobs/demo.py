@@ -52,7 +52,9 @@ def run(spark, conf, args) -> int:
         web.stop()
     if code:
         return code
-    print(readdb.format_stats(readdb.stats(read_crawldb(spark, data))))
+    figures = readdb.stats(read_crawldb(spark, data))
+    figures["rejected"] = readdb.rejected_links(data)
+    print(readdb.format_stats(figures))
     print(f"demo: data in {data.root}, request log in {Path(web.log.path)}")
     return 0
 

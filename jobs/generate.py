@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 
+from crawldb import status as st
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
 from jobs.common import delta_commit_message, job_main, job_parser, now_ms, progress
@@ -49,6 +50,12 @@ def select_due(crawldb, conf, now: int):
         & (F.col("score") >= F.lit(conf["generate.min.score"]))
     )
     best_first = [F.col("score").desc(), F.col("depth").asc(), F.col("url").asc()]
+    # One URL per dedup key (lib.urls.UrlNormalizer): variants of a page are not all
+    # fetched; the one that answered with content is preferred over a redirect.
+    redirect_last = F.col("status").isin(st.REDIR_PERM, st.REDIR_TEMP).cast("int")
+    variant = Window.partitionBy(F.coalesce("dedup_key", "url")).orderBy(redirect_last, *best_first)
+    due = due.withColumn("_variant", F.row_number().over(variant))
+    due = due.where(F.col("_variant") == 1).drop("_variant")
     per_host = conf["generate.max.count"]
     if per_host >= 0:
         rank = F.row_number().over(Window.partitionBy("host").orderBy(*best_first))

@@ -15,7 +15,8 @@ from jobs.common import job_main, job_parser, now_ms, progress, python_df, row_d
 from jobs.layout import DataDir
 from jobs.store import ensure_crawldb, merge_rows, read_crawldb
 from lib.seeds import Seed, SeedError, parse_seed_line
-from lib.urls import UrlFilter, host_of
+from lib.urlfilter import UrlFilter
+from lib.urls import host_of
 
 ERRORS_SHOWN = 20
 
@@ -78,6 +79,7 @@ def _seed_row(conf, stamp: int, seed: Seed) -> dict:
         fetch_interval=seed.fetch_interval or conf["db.fetch.interval.default"],
         fixed_interval=seed.fixed_interval,
         metadata=seed.metadata,
+        dedup_key=UrlFilter(conf).normalizer.dedup(seed.url),
     )
 
 

@@ -51,7 +51,7 @@ def parse_row(conf: dict, row) -> dict:
         "content_hash": result.content_hash,
         "simhash": result.simhash,
         "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
-        "links_dropped": result.links_dropped,
+        "links_rejected": result.links_rejected,
         "robots": result.robots,
     }
 

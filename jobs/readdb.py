@@ -31,9 +31,11 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Run the chosen action."""
-    crawldb = read_crawldb(spark, DataDir.at(args.data))
+    data = DataDir.at(args.data)
+    crawldb = read_crawldb(spark, data)
     if args.stats:
         figures = stats(crawldb)
+        figures["rejected"] = rejected_links(data)
         print(json.dumps(figures, indent=2, sort_keys=True) if args.json else format_stats(figures))
         return 0
     if args.dump:
@@ -73,6 +75,17 @@ def stats(crawldb) -> dict:
     }
 
 
+def rejected_links(data: DataDir) -> dict[str, int]:
+    """Links kept out of the crawldb over all rounds, by reason (from updatedb's figures)."""
+    totals: dict[str, int] = {}
+    for name in data.segment_names():
+        segment = data.segment(name)
+        if segment.done("updated"):
+            for reason, count in segment.summary("updated").get("rejected", {}).items():
+                totals[reason] = totals.get(reason, 0) + count
+    return dict(sorted(totals.items()))
+
+
 def _round(value):
     return None if value is None else round(float(value), 6)
 
@@ -88,6 +101,7 @@ def format_stats(figures: dict) -> str:
     ]
     lines += [f"status {name}:\t{count}" for name, count in figures["status"].items()]
     lines += [f"reason {name}:\t{count}" for name, count in figures["reason"].items()]
+    lines += [f"rejected {name}:\t{count}" for name, count in figures.get("rejected", {}).items()]
     return "\n".join(lines)
 
 

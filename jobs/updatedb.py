@@ -15,6 +15,7 @@ from functools import partial
 from crawldb.merge import update_row
 from crawldb.schema import CRAWLDB, FETCH
 from crawldb.scoring import outlink_shares
+from jobs.admission import admit
 from jobs.common import (
     Stopwatch,
     job_main,
@@ -28,9 +29,9 @@ from jobs.common import (
 from jobs.fetch import pages
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
-from lib.urls import host_of
+from lib.urls import UrlNormalizer, host_of
 
-LINKS_DDL = "url STRING, depth INT, score DOUBLE"
+LINKS_DDL = "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN"
 
 
 def build_parser():
@@ -45,21 +46,30 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
 
 
-def page_links(conf: dict, page) -> list[tuple[str, tuple[int, float]]]:
-    """``(target, (depth, score share))`` for each kept outlink of a parsed page."""
+Link = tuple[int, float, bool]  # depth, score share, reached by a redirect
+
+
+def page_links(conf: dict, page) -> list[tuple[str, Link]]:
+    """``(target, (depth, score share, False))`` for each kept outlink of a parsed page."""
     targets = [link["url"] for link in page["outlinks"] or []]
     if conf["db.ignore.external.links"]:
         targets = [url for url in targets if host_of(url) == page["host"]]
     shares = outlink_shares(page["score"], page["host"], [host_of(u) for u in targets], conf)
-    return [(url, (page["depth"] + 1, share)) for url, share in zip(targets, shares, strict=True)]
+    depth = page["depth"] + 1
+    return [(url, (depth, share, False)) for url, share in zip(targets, shares, strict=True)]
 
 
-def _combine(a: tuple[int, float], b: tuple[int, float]) -> tuple[int, float]:
-    return min(a[0], b[0]), a[1] + b[1]
+def _combine(a: Link, b: Link) -> Link:
+    return min(a[0], b[0]), a[1] + b[1], a[2] or b[2]
+
+
+def _link_row(conf: dict, pair: tuple[str, Link]) -> tuple:
+    url, (depth, score, redirect) = pair
+    return url, UrlNormalizer(conf).dedup(url), host_of(url), depth, score, redirect
 
 
 def links_frame(spark, conf: dict, fetched, parsed):
-    """Per target URL: the least depth and summed score it got from this segment."""
+    """Per target URL: least depth, summed score, whether a redirect led to it."""
     from pyspark.sql import functions as F
 
     pages = parsed.join(fetched.select("url", "host", "depth", "score"), "url")
@@ -67,10 +77,10 @@ def links_frame(spark, conf: dict, fetched, parsed):
     redirects = (
         fetched.where(F.col("redirect_to").isNotNull())
         .select("redirect_to", "depth", "score")
-        .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0)))
+        .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0, True)))
     )
     merged = outlinks.union(redirects).reduceByKey(_combine)
-    return spark.createDataFrame(merged.map(lambda kv: (kv[0], *kv[1])), LINKS_DDL)
+    return spark.createDataFrame(merged.map(partial(_link_row, conf)), LINKS_DDL)
 
 
 def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
@@ -82,20 +92,23 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     parsed = spark.read.format("delta").load(segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title")
     fetched = fetch.join(fingerprints, "url", "left")
-    links = links_frame(spark, conf, fetch, parsed.select("url", "outlinks"))
     old = read_crawldb(spark, data, millis=True)
-    return (
+    links, refused = admit(
+        links_frame(spark, conf, fetch, parsed.select("url", "outlinks")), old, conf
+    )
+    touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
         .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
+    return touched, refused
 
 
 def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Apply one segment to the crawldb."""
     clock = Stopwatch()
     settings = conf.as_dict()
-    touched = touched_rows(spark, settings, data, segment)
+    touched, refused = touched_rows(spark, settings, data, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.map(merge).filter(lambda r: r is not None), CRAWLDB)
     changed = changed.cache()
@@ -105,6 +118,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
         merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
     summary["crawldb"] = read_crawldb(spark, data).count()
+    summary["rejected"] = rejected_counts(spark, segment, refused)
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
     progress(
@@ -113,9 +127,23 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
             ("rows changed", summary["changed"]),
             ("new urls", summary["new"]),
             ("urls in crawldb", summary["crawldb"]),
+            ("links rejected", sum(summary["rejected"].values())),
         ],
     )
     return summary
+
+
+def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
+    """Links kept out of the crawldb this round, by reason: by parse (scheme, filters,
+    nofollow ...) and by updatedb's trap defences."""
+    from pyspark.sql import functions as F
+
+    counts = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
+    parsed = spark.read.format("delta").load(segment.table("parse"))
+    exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))
+    for row in exploded.groupBy("reason").agg(F.sum("n").alias("n")).collect():
+        counts[row["reason"]] = counts.get(row["reason"], 0) + int(row["n"])
+    return dict(sorted(counts.items()))
 
 
 def _merge(conf: dict, segment: str, stamp: int, row):
@@ -129,6 +157,7 @@ def _merge(conf: dict, segment: str, stamp: int, row):
         segment=segment,
         now_ms=stamp,
         conf=conf,
+        dedup_key=UrlNormalizer(conf).dedup(url),
     )
 
 

@@ -37,7 +37,8 @@ from lib.http import Exchange, HttpClient
 from lib.politeness import PoliteScheduler
 from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
-from lib.urls import UrlFilter, clean, host_of, resolve, scheme_of
+from lib.urlfilter import UrlFilter, clean
+from lib.urls import host_of, resolve, scheme_of
 from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2

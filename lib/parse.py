@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,8 @@ from charset_normalizer import from_bytes
 from lxml import etree
 
 from lib.fingerprint import content_hash, simhash64
-from lib.urls import UrlFilter, clean, resolve
+from lib.urlfilter import UrlFilter, clean
+from lib.urls import resolve
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside")
@@ -59,7 +61,7 @@ class ParseResult:
     simhash: int | None = None
     encoding: str | None = None
     outlinks: list[Outlink] = field(default_factory=list)
-    links_dropped: int = 0
+    links_rejected: dict[str, int] = field(default_factory=dict)
     robots: str | None = None  # noindex / nofollow from meta robots and X-Robots-Tag
 
 
@@ -95,8 +97,9 @@ def parse_page(
     agent = conf["http.agent.name"]
     directives = robots_directives(doc, (headers or {}).get("x-robots-tag"), agent)
     outlinks, dropped = extract_outlinks(doc, url, UrlFilter(conf), conf)
-    if "nofollow" in directives:
-        outlinks, dropped = [], dropped + len(outlinks)
+    if "nofollow" in directives and outlinks:
+        dropped["nofollow"] += len(outlinks)
+        outlinks = []
     text = visible_text(doc)
     return ParseResult(
         "success",
@@ -106,7 +109,7 @@ def parse_page(
         simhash=simhash64(text),
         encoding=encoding,
         outlinks=outlinks,
-        links_dropped=dropped,
+        links_rejected=dict(dropped),
         robots=",".join(sorted(directives)) or None,
     )
 
@@ -184,28 +187,32 @@ def visible_text(doc: lxml.html.HtmlElement) -> str:
 
 def extract_outlinks(
     doc: lxml.html.HtmlElement, url: str, url_filter: UrlFilter, conf: Mapping[str, Any]
-) -> tuple[list[Outlink], int]:
-    """Links of the page, resolved, normalized and filtered; and how many were dropped."""
+) -> tuple[list[Outlink], Counter]:
+    """Links of the page, resolved, normalized and filtered; and the dropped ones counted by
+    reason (``nofollow``, ``invalid``, a ``lib.urlfilter`` reason, ``outlink_limit``)."""
     base = _base_url(doc, url)
     limit = conf["db.max.outlinks.per.page"]
     follow_nofollow = conf["parse.follow.nofollow"]
     seen: set[str] = set()
     links: list[Outlink] = []
-    dropped = 0
+    dropped: Counter = Counter()
     for element in doc.iter(*_LINK_ATTRIBUTES):
         href = element.get(_LINK_ATTRIBUTES[element.tag])
         rel = element.get("rel")
         if href is None:
             continue
         if not follow_nofollow and rel and "nofollow" in rel.lower().split():
-            dropped += 1
+            dropped["nofollow"] += 1
             continue
         absolute = resolve(href, base)
-        key, _reason = clean(absolute, url_filter) if absolute else (None, "invalid")
+        key, reason = clean(absolute, url_filter) if absolute else (None, "invalid")
         if key is None:
-            dropped += 1
+            dropped[reason] += 1
             continue
-        if key in seen or (limit >= 0 and len(links) >= limit):
+        if key in seen:
+            continue
+        if limit >= 0 and len(links) >= limit:
+            dropped["outlink_limit"] += 1
             continue
         seen.add(key)
         anchor = fold_space(element.text_content() or element.get("alt", ""))[:ANCHOR_TEXT_LIMIT]

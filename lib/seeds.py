@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from lib.urls import UrlFilter, clean
+from lib.urlfilter import UrlFilter, clean
 
 _ALIASES = {
     "nutch.score": "score",

@@ -10,6 +10,7 @@ are made canonical (RFC 3986 section 6.2.2).
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -33,20 +34,92 @@ def resolve(href: str, base: str | None) -> str | None:
         return None
 
 
-def normalize(url: str) -> str | None:
-    """The crawldb key of an absolute URL, or ``None`` when it does not parse."""
+def normalize(url: str, strip: ParamStripper | None = None) -> str | None:
+    """The crawldb key of an absolute URL, or ``None`` when it does not parse.
+
+    Only rules that keep the URL one the site serves: parser canonicalization, no
+    fragment, canonical escapes, and (with ``strip``) no session or tracking parameters.
+    """
     try:
         parsed = URL(url)
     except ValueError:
         return None
     parsed.hash = ""
     if parsed.protocol in _HIERARCHICAL:
-        parsed.pathname = _canonical_escapes(parsed.pathname)
-        if parsed.search:
-            parsed.search = _canonical_escapes(parsed.search[1:])
+        path = _canonical_escapes(parsed.pathname)
+        query = _canonical_escapes(parsed.search[1:]) if parsed.search else ""
+        if strip is not None:
+            path, query = strip.path(path), strip.query(query)
+        parsed.pathname = path
+        parsed.search = query
     href = parsed.href
-    # Setting an empty fragment leaves a bare "#" on some inputs; it is not part of the key.
-    return href[:-1] if href.endswith("#") else href
+    # Setting an empty fragment or query leaves a bare "#" or "?": not part of the key.
+    return href.rstrip("#").removesuffix("?") if href.endswith(("#", "?")) else href
+
+
+class ParamStripper:
+    """Removes session and tracking parameters named by glob patterns (``utm_*``), from the
+    query and as ``;name=value`` path parameters (``;jsessionid=``), case-insensitively."""
+
+    def __init__(self, patterns: list[str]):
+        self.patterns = [p.lower() for p in patterns]
+        names = "|".join(re.escape(p).replace(r"\*", r"[^=;/?]*") for p in self.patterns)
+        self._path_param = re.compile(rf";(?:{names})=[^/;?]*", re.I) if names else None
+
+    def matches(self, name: str) -> bool:
+        """True when a parameter name is one to strip."""
+        lowered = name.lower()
+        return any(fnmatch.fnmatchcase(lowered, p) for p in self.patterns)
+
+    def query(self, query: str) -> str:
+        """The query without stripped parameters, other parameters in their order."""
+        if not query or not self.patterns:
+            return query
+        kept = [p for p in query.split("&") if p and not self.matches(p.split("=", 1)[0])]
+        return "&".join(kept)
+
+    def path(self, path: str) -> str:
+        """The path without stripped ``;name=value`` parameters."""
+        return self._path_param.sub("", path) if self._path_param else path
+
+
+class UrlNormalizer:
+    """The two keys of a URL: ``key`` (the crawldb key, fetched as is) and ``dedup`` (the
+    aggressive form used to spot variants of one page, never fetched).
+
+    ``dedup`` adds the rules that could name a URL the site does not serve: sorted query
+    parameters (``urlnormalizer.sort.query``), no ``www.`` (``urlnormalizer.drop.www``), no
+    trailing slash (``urlnormalizer.drop.trailing.slash``). Keeping them out of the key
+    means Trawl never fetches a URL it made up, and a redirect ``/a/`` -> ``/a`` cannot
+    loop: both are stored as fetched, and share one dedup key.
+    """
+
+    def __init__(self, conf: Mapping[str, Any]):
+        self.strip = ParamStripper(conf["urlnormalizer.strip.params"])
+        self.sort_query = conf["urlnormalizer.sort.query"]
+        self.drop_www = conf["urlnormalizer.drop.www"]
+        self.drop_slash = conf["urlnormalizer.drop.trailing.slash"]
+
+    def key(self, url: str) -> str | None:
+        """The crawldb key, or ``None`` when the URL does not parse."""
+        return normalize(url, self.strip)
+
+    def dedup(self, key: str) -> str:
+        """The dedup key of a crawldb key."""
+        parsed = URL(key)
+        if parsed.protocol not in _HIERARCHICAL:
+            return key
+        host = parsed.hostname
+        if self.drop_www and host.startswith("www."):
+            host = host[4:]
+        path = parsed.pathname
+        if self.drop_slash and len(path) > 1 and path.endswith("/"):
+            path = path.rstrip("/") or "/"
+        query = parsed.search[1:]
+        if self.sort_query and query:
+            query = "&".join(sorted(query.split("&")))
+        port = f":{parsed.port}" if parsed.port else ""
+        return f"{parsed.protocol}//{host}{port}{path}" + (f"?{query}" if query else "")
 
 
 def host_of(url: str) -> str:
@@ -69,32 +142,3 @@ def _canonical_escapes(text: str) -> str:
         return "%" + match.group(1).upper()
 
     return _PERCENT_ESCAPE.sub(fix, text)
-
-
-class UrlFilter:
-    """Scope rules: scheme, length and binary suffixes. ``reject(url)`` names the reason."""
-
-    def __init__(self, conf: Mapping[str, Any]):
-        self.schemes = frozenset(s.lower() for s in conf["urlfilter.schemes"])
-        self.max_length = conf["urlfilter.max.length"]
-        self.suffixes = tuple(s.lower() for s in conf["urlfilter.suffix"])
-
-    def reject(self, url: str) -> str | None:
-        """Why the normalized URL is out of scope, or ``None`` when it is kept."""
-        parsed = URL(url)
-        if parsed.protocol.rstrip(":") not in self.schemes:
-            return "scheme"
-        if len(url) > self.max_length:
-            return "too_long"
-        if parsed.pathname.lower().endswith(self.suffixes):
-            return "suffix"
-        return None
-
-
-def clean(url: str, url_filter: UrlFilter) -> tuple[str | None, str | None]:
-    """Normalize then filter an absolute URL: ``(key, None)`` or ``(None, reason)``."""
-    key = normalize(url)
-    if key is None:
-        return None, "invalid"
-    reason = url_filter.reject(key)
-    return (None, reason) if reason else (key, None)

@@ -31,7 +31,7 @@ def test_links_text_title_and_fingerprints():
         "http://example.com/frame",
     ]
     assert result.outlinks[2].anchor == "duplicate" and result.outlinks[2].rel is None
-    assert result.links_dropped == 4  # nofollow, mailto, javascript, .png
+    assert result.links_rejected == {"nofollow": 1, "scheme": 2, "suffix": 1}
     following = parse_page(
         "http://example.com/start",
         PAGE,

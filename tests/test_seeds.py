@@ -1,6 +1,6 @@
 from lib.config import load_config
 from lib.seeds import Seed, SeedError, read_seeds
-from lib.urls import UrlFilter
+from lib.urlfilter import UrlFilter
 
 SEED_FILE = """# seeds for the test
 http://Example.com/a#top

@@ -1,7 +1,9 @@
 import pytest
 
 from lib.config import load_config
-from lib.urls import UrlFilter, clean, host_of, normalize, resolve
+from lib.traps import url_pattern
+from lib.urlfilter import RegexRules, UrlFilter, clean
+from lib.urls import UrlNormalizer, host_of, normalize, resolve
 
 
 @pytest.mark.parametrize(
@@ -52,3 +54,80 @@ def test_filter_reasons():
 
 def test_host_of_has_no_port():
     assert host_of("http://127.0.2.1:8080/x") == "127.0.2.1"
+
+
+def normalizer(*overrides):
+    return UrlNormalizer(load_config(overrides=list(overrides)))
+
+
+def test_session_and_tracking_parameters_are_stripped():
+    keys = normalizer()
+    assert (
+        keys.key("http://a.com/p?utm_source=x&id=7&UTM_Medium=y&gclid=1") == "http://a.com/p?id=7"
+    )
+    assert keys.key("http://a.com/p;jsessionid=ABC?x=1") == "http://a.com/p?x=1"
+    assert keys.key("http://a.com/p;JSESSIONID=ABC;v=2") == "http://a.com/p;v=2"
+    assert keys.key("http://a.com/p?sid=9") == "http://a.com/p"
+    assert keys.key("http://a.com/p?b=2&a=1") == "http://a.com/p?b=2&a=1"  # order kept
+    off = normalizer("urlnormalizer.strip.params=")
+    assert off.key("http://a.com/p?utm_source=x") == "http://a.com/p?utm_source=x"
+
+
+def test_dedup_key_rules_each_switchable():
+    keys = normalizer()
+    assert keys.dedup("http://www.a.com/p/?b=2&a=1") == "http://a.com/p?a=1&b=2"
+    assert keys.dedup("http://a.com/") == "http://a.com/"
+    assert keys.dedup("http://a.com:8080/x/") == "http://a.com:8080/x"
+    assert normalizer("urlnormalizer.sort.query=false").dedup("http://a.com/?b=1&a=2") == (
+        "http://a.com/?b=1&a=2"
+    )
+    assert normalizer("urlnormalizer.drop.www=false").dedup("http://www.a.com/") == (
+        "http://www.a.com/"
+    )
+    assert normalizer("urlnormalizer.drop.trailing.slash=false").dedup("http://a.com/x/") == (
+        "http://a.com/x/"
+    )
+
+
+def test_aggressive_rules_never_change_the_url_fetched():
+    # /a/ -> 301 -> /a: both stay fetchable as they are and share one dedup key, so the
+    # crawldb cannot hold a loop made by normalization.
+    keys = normalizer()
+    assert keys.key("http://www.a.com/a/") == "http://www.a.com/a/"
+    assert keys.key("http://www.a.com/a") == "http://www.a.com/a"
+    assert keys.dedup(keys.key("http://www.a.com/a/")) == keys.dedup(keys.key("http://www.a.com/a"))
+
+
+def test_regex_rules_first_match_wins():
+    rules = RegexRules.parse("# comment\n-\\.private\\.\n+^https?://\n-.\n")
+    assert rules.accepts("http://a.com/x")
+    assert not rules.accepts("http://a.private.com/x")
+    assert not rules.accepts("ftp://a.com/x")
+    assert not RegexRules.parse("+^https://\n").accepts("http://a.com/")  # no match refuses
+    with pytest.raises(ValueError, match="rules:2"):
+        RegexRules.parse("+ok\n*bad\n", "rules")
+
+
+def test_default_regex_file_and_scope_filters():
+    url_filter = UrlFilter(load_config(overrides=["urlfilter.hosts.deny=bad.com"]))
+    assert url_filter.reject("http://a.com/?print=1") == "regex"
+    assert url_filter.reject("http://x.bad.com/") == "host_denied"
+    assert url_filter.reject("http://notbad.com/") is None
+    allow = UrlFilter(load_config(overrides=["urlfilter.hosts.allow=good.org"]))
+    assert allow.reject("http://www.good.org/") is None
+    assert allow.reject("http://other.org/") == "host_denied"
+
+
+def test_trap_filters():
+    url_filter = UrlFilter(load_config(overrides=["urlfilter.max.query.params=3"]))
+    assert url_filter.reject("http://a.com/?a=1&b=2&c=3") is None
+    assert url_filter.reject("http://a.com/?a=1&b=2&c=3&d=4") == "query_params"
+    assert url_filter.reject("http://a.com/a/b/a/b/") is None
+    assert url_filter.reject("http://a.com/a/b/a/b/a/b/") == "repeated_segments"
+
+
+def test_url_patterns_abstract_generated_spaces():
+    assert url_pattern("http://a.com/cal?y=2031&m=4") == url_pattern("http://a.com/cal?y=1&m=11")
+    assert url_pattern("http://a.com/2024/01/05/post") == "http://a.com/{n}/{n}/{n}/post"
+    assert url_pattern("http://a.com/item/3f2a9c1b7d") == "http://a.com/item/{id}"
+    assert url_pattern("http://a.com/about") == "http://a.com/about"

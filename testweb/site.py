@@ -37,6 +37,7 @@ SPECIAL_ROLES = (
     "failing",  # every page answers 500
     "crawl_delay_too_long",  # Crawl-delay: 120
     "slow",  # every page takes 150 ms
+    "traps",  # six good pages among spider traps (see _trap_page)
 )
 SLOW_MS = 150
 
@@ -97,6 +98,8 @@ class Site:
             return Response(500, b"server error", "text/plain")
         if role == "slow":
             return _html(f"Slow {route}", [], _words(index, 1), delay_ms=SLOW_MS)
+        if role == "traps":
+            return _trap_page(self.base(index), path, hit)
         if route == "/":
             return _html(f"Home of host {index}", self._home_links(index), _words(index, 0))
         if route.startswith("/page/"):
@@ -141,6 +144,48 @@ class Site:
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
         return _html(f"Host {index} page {k}", links, _words(index, k))
+
+
+TRAP_PAGES = 6
+
+
+def _trap_page(base: str, path: str, hit: int) -> Response:
+    """A host of traps: a calendar linking 24 months away, session ids that change on every
+    visit, tracking tags, a relative link that nests forever, a slash redirect, and
+    variants of one URL (case, dot segments, escapes) around six good pages."""
+    route, _, query = path.partition("?")
+    host = base.split("//", 1)[1]
+    if route == "/cal":
+        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+        year = int(params.get("y", "2026")) if params.get("y", "").isdigit() else 2026
+        links = [
+            (f"/cal?y={y}&m={m}", f"{y}-{m}") for y in (year - 1, year + 1) for m in range(1, 13)
+        ]
+        return _html(f"Calendar {year}", links, "calendar")
+    if route.startswith("/loopdir/"):
+        return _html("Nested", [("more/", "more")], "nested")
+    if route == "/trailing/":
+        return Response(301, b"", headers=(("Location", "/trailing"),))
+    if route == "/trailing":
+        return _html("Trailing", [("/trailing/", "with a slash")], "trailing")
+    number = route.removeprefix("/page/")
+    if route == "/" or (number.isdigit() and 1 <= int(number) <= TRAP_PAGES):
+        k = int(number) if number.isdigit() else 0
+        nxt = min(k + 1, TRAP_PAGES)
+        links = [(f"/page/{j}", f"good page {j}") for j in range(1, TRAP_PAGES + 1)]
+        links += [
+            (f"/page/{nxt}?b=2&a=1", "parameters in one order"),
+            (f"/page/{nxt}?a=1&b=2", "parameters in the other order"),
+            (f"/page/{nxt}?utm_source=mail&utm_medium=x", "tracked"),
+            (f"/page/{nxt};jsessionid=S{hit}X{k}", "session path parameter"),
+            (f"/page/{nxt}?sid={hit}{k}", "session query parameter"),
+            (f"HTTP://{host.upper()}/./%70age/{nxt}#top", "variant"),
+            ("/cal?y=2026&m=1", "calendar"),
+            ("/loopdir/", "nested"),
+            ("/trailing/", "slash redirect"),
+        ]
+        return _html(f"Good page {k}", links, _words(7, k))
+    return Response(404, b"<html><body>not found</body></html>")
 
 
 def _special_robots(role: str, route: str) -> Response:

@@ -1,0 +1,88 @@
+"""Which newly found URLs enter the crawldb: the spider-trap defences of updatedb.
+
+A link to a URL already in the crawldb is always kept (it may lower the URL's depth). A
+new URL is refused, with the reason counted, when:
+
+- ``depth``: it is deeper than ``db.max.depth`` links from a seed;
+- ``duplicate_variant``: its dedup key (``lib.urls.UrlNormalizer.dedup``) is already in
+  the crawldb or taken by another new URL of this round; a redirect target is always
+  kept, since it is what the site serves (so ``/a/`` -> 301 -> ``/a`` cannot loop);
+- ``host_cap``: its host would hold more than ``db.max.urls.per.host`` URLs;
+- ``pattern_cap``: its host would hold more than ``db.max.urls.per.pattern`` URLs of its
+  pattern (``lib.traps``: calendars, session-id spaces, endless page counters).
+
+Within a host, shallower and better-scored URLs are admitted first.
+"""
+
+from __future__ import annotations
+
+from lib.traps import PATTERN_RULES
+
+
+def pattern_column(column: str = "url"):
+    """The URL pattern of ``lib.traps.url_pattern``, as a Spark SQL expression."""
+    from pyspark.sql import functions as F
+
+    expression = F.col(column)
+    for regex, replacement in PATTERN_RULES:
+        expression = F.regexp_replace(expression, regex, replacement.replace("$", "\\$"))
+    return expression
+
+
+def admit(links, crawldb, conf):
+    """Split ``links`` (url, dedup_key, host, depth, score, redirect) into the rows to keep
+    and a DataFrame of refused ones with a ``reason`` column."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    known = links.join(crawldb.select("url"), "url", "left_semi")
+    new = links.join(crawldb.select("url"), "url", "left_anti")
+    known_keys = crawldb.select(F.col("dedup_key"), F.lit(True).alias("_taken")).distinct()
+    first_of_key = Window.partitionBy("dedup_key").orderBy(F.col("redirect").desc(), "depth", "url")
+    max_depth = conf["db.max.depth"]
+    tagged = (
+        new.join(known_keys, "dedup_key", "left")
+        .withColumn("_rank", F.row_number().over(first_of_key))
+        .withColumn(
+            "reason",
+            F.when(F.lit(max_depth >= 0) & (F.col("depth") > max_depth), "depth").when(
+                ~F.col("redirect") & (F.col("_taken").isNotNull() | (F.col("_rank") > 1)),
+                "duplicate_variant",
+            ),
+        )
+        .drop("_taken", "_rank")
+    )
+    candidates = tagged.where(F.col("reason").isNull())
+    capped = _cap(candidates, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
+    capped = _cap(
+        capped.withColumn("pattern", pattern_column()).drop("reason"),
+        crawldb.withColumn("pattern", pattern_column()),
+        ["host", "pattern"],
+        conf["db.max.urls.per.pattern"],
+        "pattern_cap",
+    ).drop("pattern")
+    refused = tagged.where(F.col("reason").isNotNull()).unionByName(
+        capped.where(F.col("reason").isNotNull())
+    )
+    kept = capped.where(F.col("reason").isNull()).drop("reason")
+    return known.unionByName(kept), refused
+
+
+def _cap(candidates, crawldb, keys: list[str], cap: int, reason: str):
+    """Tag with ``reason`` the candidates beyond ``cap`` URLs per ``keys`` group, counting
+    the crawldb's URLs of the group first."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if "reason" not in candidates.columns:
+        candidates = candidates.withColumn("reason", F.lit(None).cast("string"))
+    if cap < 0:
+        return candidates
+    existing = crawldb.groupBy(*keys).agg(F.count("*").alias("_existing"))
+    order = Window.partitionBy(*keys).orderBy("depth", F.col("score").desc(), "url")
+    return (
+        candidates.join(existing, keys, "left")
+        .withColumn("_n", F.row_number().over(order) + F.coalesce("_existing", F.lit(0)))
+        .withColumn("reason", F.when(F.col("_n") > cap, reason).otherwise(F.col("reason")))
+        .drop("_existing", "_n")
+    )

@@ -1,0 +1,28 @@
+"""Spider-trap defences over URLs that are not on the crawldb yet (data flow step 5).
+
+A URL *pattern* is the URL with what varies in generated URL spaces abstracted:
+query values, long hexadecimal ids, and digit runs (so dates and page numbers). A
+calendar ``/cal?y=2031&m=4`` and ``/cal?y=1802&m=11`` share one pattern, and
+``db.max.urls.per.pattern`` caps how many URLs of one pattern a host may have.
+
+The rules are regular expressions that mean the same in Python and in Java, so that
+updatedb can apply them in Spark SQL (``regexp_replace``) without a Python round trip.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (regex, replacement), applied in order.
+PATTERN_RULES: tuple[tuple[str, str], ...] = (
+    (r"=[^&#]*", "="),  # query values
+    (r"[0-9a-fA-F]{8,}", "{id}"),  # hashes, uuids without dashes, hex ids
+    (r"[0-9]+", "{n}"),  # numbers, dates, page counters
+)
+
+
+def url_pattern(url: str) -> str:
+    """The pattern of a URL (see the module docstring)."""
+    for regex, replacement in PATTERN_RULES:
+        url = re.sub(regex, replacement, url)
+    return url

@@ -1,0 +1,125 @@
+"""URL scope filters: what Trawl crawls at all (data flow steps 1 and 5).
+
+``UrlFilter.reject(key)`` names the first rule a normalized URL breaks, or ``None``:
+
+- ``scheme``: not in ``urlfilter.schemes``;
+- ``too_long``: longer than ``urlfilter.max.length``;
+- ``suffix``: a binary type not worth fetching (``urlfilter.suffix``);
+- ``host_denied``: not in ``urlfilter.hosts.allow`` (when set) or in ``urlfilter.hosts.deny``;
+  an entry ``example.com`` covers the host and its subdomains;
+- ``regex``: refused by the Nutch-style regex file (``urlfilter.regex.file``: ``+``/``-``
+  lines, first match wins, no match refuses);
+- ``query_params``: more than ``urlfilter.max.query.params`` query parameters;
+- ``repeated_segments``: a path segment more than ``urlfilter.max.segment.repeats`` times
+  (``/a/b/a/b/a/b/``: a spider trap).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ada_url import URL
+
+from lib.urls import UrlNormalizer
+
+
+class RegexRules:
+    """A Nutch regex-urlfilter file: ``+regex`` accepts, ``-regex`` refuses, first match wins."""
+
+    def __init__(self, rules: list[tuple[bool, re.Pattern]]):
+        self.rules = rules
+
+    @classmethod
+    def parse(cls, text: str, source: str = "<rules>") -> RegexRules:
+        """Rules from the file's text; a bad line is an error naming its number."""
+        rules = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line[0] not in "+-":
+                raise ValueError(f"{source}:{number}: a rule starts with + or -: {line!r}")
+            try:
+                rules.append((line[0] == "+", re.compile(line[1:])))
+            except re.error as exc:
+                raise ValueError(f"{source}:{number}: bad regular expression: {exc}") from exc
+        return cls(rules)
+
+    def accepts(self, url: str) -> bool:
+        """The verdict of the first rule whose pattern is found in the URL."""
+        for accept, pattern in self.rules:
+            if pattern.search(url):
+                return accept
+        return False
+
+
+def load_regex_rules(name: str) -> RegexRules | None:
+    """The regex file named by ``urlfilter.regex.file`` (relative to the conf folder)."""
+    if not name:
+        return None
+    from lib.config import defaults_path
+
+    path = Path(name) if Path(name).is_absolute() else defaults_path().parent / name
+    return RegexRules.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _host_matches(host: str, entries: frozenset[str]) -> bool:
+    labels = host.split(".")
+    return any(".".join(labels[i:]) in entries for i in range(len(labels)))
+
+
+class UrlFilter:
+    """Scope rules over normalized URLs; holds the normalizer that makes them."""
+
+    def __init__(self, conf: Mapping[str, Any]):
+        self.normalizer = UrlNormalizer(conf)
+        self.schemes = frozenset(s.lower() for s in conf["urlfilter.schemes"])
+        self.max_length = conf["urlfilter.max.length"]
+        self.suffixes = tuple(s.lower() for s in conf["urlfilter.suffix"])
+        self.allow = frozenset(h.lower() for h in conf["urlfilter.hosts.allow"])
+        self.deny = frozenset(h.lower() for h in conf["urlfilter.hosts.deny"])
+        self.regex = load_regex_rules(conf["urlfilter.regex.file"])
+        self.max_params = conf["urlfilter.max.query.params"]
+        self.max_repeats = conf["urlfilter.max.segment.repeats"]
+
+    def reject(self, url: str) -> str | None:
+        """Why the normalized URL is out of scope, or ``None`` when it is kept."""
+        parsed = URL(url)
+        if parsed.protocol.rstrip(":") not in self.schemes:
+            return "scheme"
+        if len(url) > self.max_length:
+            return "too_long"
+        path = parsed.pathname
+        if path.lower().endswith(self.suffixes):
+            return "suffix"
+        if self._host_refused(parsed.hostname):
+            return "host_denied"
+        if self.regex is not None and not self.regex.accepts(url):
+            return "regex"
+        return self._trap(path, parsed.search)
+
+    def _host_refused(self, host: str) -> bool:
+        if self.allow and not _host_matches(host, self.allow):
+            return True
+        return bool(self.deny) and _host_matches(host, self.deny)
+
+    def _trap(self, path: str, search: str) -> str | None:
+        if self.max_params >= 0 and search and search.count("&") + 1 > self.max_params:
+            return "query_params"
+        segments = [s for s in path.split("/") if s]
+        if self.max_repeats >= 0 and segments:
+            if max(segments.count(s) for s in set(segments)) > self.max_repeats:
+                return "repeated_segments"
+        return None
+
+
+def clean(url: str, url_filter: UrlFilter) -> tuple[str | None, str | None]:
+    """Normalize then filter an absolute URL: ``(key, None)`` or ``(None, reason)``."""
+    key = url_filter.normalizer.key(url)
+    if key is None:
+        return None, "invalid"
+    reason = url_filter.reject(key)
+    return (None, reason) if reason else (key, None)

@@ -52,19 +52,20 @@ def admit(links, crawldb, conf):
         )
         .drop("_taken", "_rank")
     )
-    candidates = tagged.where(F.col("reason").isNull())
-    capped = _cap(candidates, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
-    capped = _cap(
-        capped.withColumn("pattern", pattern_column()).drop("reason"),
+    refused = tagged.where(F.col("reason").isNotNull())
+    candidates = tagged.where(F.col("reason").isNull()).drop("reason")
+    by_host = _cap(candidates, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
+    refused = refused.unionByName(by_host.where(F.col("reason").isNotNull()))
+    candidates = by_host.where(F.col("reason").isNull()).drop("reason")
+    by_pattern = _cap(
+        candidates.withColumn("pattern", pattern_column()),
         crawldb.withColumn("pattern", pattern_column()),
         ["host", "pattern"],
         conf["db.max.urls.per.pattern"],
         "pattern_cap",
     ).drop("pattern")
-    refused = tagged.where(F.col("reason").isNotNull()).unionByName(
-        capped.where(F.col("reason").isNotNull())
-    )
-    kept = capped.where(F.col("reason").isNull()).drop("reason")
+    refused = refused.unionByName(by_pattern.where(F.col("reason").isNotNull()))
+    kept = by_pattern.where(F.col("reason").isNull()).drop("reason")
     return known.unionByName(kept), refused
 
 
@@ -74,8 +75,7 @@ def _cap(candidates, crawldb, keys: list[str], cap: int, reason: str):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    if "reason" not in candidates.columns:
-        candidates = candidates.withColumn("reason", F.lit(None).cast("string"))
+    candidates = candidates.withColumn("reason", F.lit(None).cast("string"))
     if cap < 0:
         return candidates
     existing = crawldb.groupBy(*keys).agg(F.count("*").alias("_existing"))

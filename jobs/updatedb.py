@@ -18,6 +18,7 @@ from crawldb.scoring import outlink_shares
 from jobs.admission import admit
 from jobs.common import (
     Stopwatch,
+    delta_commit_message,
     job_main,
     job_parser,
     now_ms,
@@ -29,6 +30,7 @@ from jobs.common import (
 from jobs.fetch import pages
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
+from lib.domains import same_site
 from lib.urls import UrlNormalizer, host_of
 
 LINKS_DDL = "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN"
@@ -53,7 +55,8 @@ def page_links(conf: dict, page) -> list[tuple[str, Link]]:
     """``(target, (depth, score share, False))`` for each kept outlink of a parsed page."""
     targets = [link["url"] for link in page["outlinks"] or []]
     if conf["db.ignore.external.links"]:
-        targets = [url for url in targets if host_of(url) == page["host"]]
+        mode = conf["db.ignore.external.links.mode"]
+        targets = [url for url in targets if same_site(host_of(url), page["host"], mode)]
     shares = outlink_shares(page["score"], page["host"], [host_of(u) for u in targets], conf)
     depth = page["depth"] + 1
     return [(url, (depth, share, False)) for url, share in zip(targets, shares, strict=True)]
@@ -117,6 +120,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     if summary["changed"]:
         merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
+    summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["crawldb"] = read_crawldb(spark, data).count()
     summary["rejected"] = rejected_counts(spark, segment, refused)
     summary["seconds"] = round(clock.seconds, 1)
@@ -131,6 +135,23 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
         ],
     )
     return summary
+
+
+def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:
+    """Delete the crawldb rows of opted-out hosts (and their subdomains); returns how many."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    if not hosts:
+        return 0
+    condition = F.lit(False)
+    for entry in (h.lower() for h in hosts):
+        condition = condition | (F.col("host") == entry) | F.col("host").endswith("." + entry)
+    doomed = read_crawldb(spark, data).where(condition).count()
+    if doomed:
+        with delta_commit_message(spark, "trawl updatedb opt-out"):
+            DeltaTable.forPath(spark, data.crawldb).delete(condition)
+    return doomed
 
 
 def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:

@@ -7,6 +7,7 @@
 - ``suffix``: a binary type not worth fetching (``urlfilter.suffix``);
 - ``host_denied``: not in ``urlfilter.hosts.allow`` (when set) or in ``urlfilter.hosts.deny``;
   an entry ``example.com`` covers the host and its subdomains;
+- ``opted_out``: in ``db.optout.hosts`` (updatedb also removes such hosts' URLs);
 - ``regex``: refused by the Nutch-style regex file (``urlfilter.regex.file``: ``+``/``-``
   lines, first match wins, no match refuses);
 - ``query_params``: more than ``urlfilter.max.query.params`` query parameters;
@@ -81,6 +82,7 @@ class UrlFilter:
         self.suffixes = tuple(s.lower() for s in conf["urlfilter.suffix"])
         self.allow = frozenset(h.lower() for h in conf["urlfilter.hosts.allow"])
         self.deny = frozenset(h.lower() for h in conf["urlfilter.hosts.deny"])
+        self.opted_out = frozenset(h.lower() for h in conf["db.optout.hosts"])
         self.regex = load_regex_rules(conf["urlfilter.regex.file"])
         self.max_params = conf["urlfilter.max.query.params"]
         self.max_repeats = conf["urlfilter.max.segment.repeats"]
@@ -97,6 +99,8 @@ class UrlFilter:
             return "suffix"
         if self._host_refused(parsed.hostname):
             return "host_denied"
+        if self.opted_out and _host_matches(parsed.hostname, self.opted_out):
+            return "opted_out"
         if self.regex is not None and not self.regex.accepts(url):
             return "regex"
         return self._trap(path, parsed.search)

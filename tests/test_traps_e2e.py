@@ -14,6 +14,7 @@ from weblog import entries_for
 from crawldb import status as st
 from jobs import crawl, readdb
 from jobs.layout import DataDir
+from jobs.updatedb import remove_opted_out
 from lib.urls import normalize
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
@@ -90,3 +91,11 @@ def test_rejections_are_counted_in_readdb_stats(trapped, capsys):
     rejected = figures["rejected"]
     assert rejected["pattern_cap"] > 0 and rejected["repeated_segments"] > 0
     assert rejected["duplicate_variant"] > 0  # ?b=2&a=1 beside ?a=1&b=2
+
+
+def test_opted_out_host_is_removed_from_the_crawldb(trapped, spark):
+    data, rows, _, base = trapped
+    host = base.split("//", 1)[1].split(":")[0]
+    assert remove_opted_out(spark, data, [host]) == len([r for r in rows if r["host"] == host])
+    left = spark.read.format("delta").load(data.crawldb).where(f"host = '{host}'").count()
+    assert left == 0

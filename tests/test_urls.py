@@ -1,6 +1,7 @@
 import pytest
 
 from lib.config import load_config
+from lib.domains import registered_domain, same_site
 from lib.traps import url_pattern
 from lib.urlfilter import RegexRules, UrlFilter, clean
 from lib.urls import UrlNormalizer, host_of, normalize, resolve
@@ -131,3 +132,19 @@ def test_url_patterns_abstract_generated_spaces():
     assert url_pattern("http://a.com/2024/01/05/post") == "http://a.com/{n}/{n}/{n}/post"
     assert url_pattern("http://a.com/item/3f2a9c1b7d") == "http://a.com/item/{id}"
     assert url_pattern("http://a.com/about") == "http://a.com/about"
+
+
+def test_registered_domains_and_site_modes():
+    assert registered_domain("www.shop.example.co.uk") == "example.co.uk"
+    assert registered_domain("user.github.io") == "user.github.io"  # a public suffix
+    assert registered_domain("127.0.2.1") == "127.0.2.1"
+    assert same_site("a.example.com", "b.example.com", "byDomain")
+    assert not same_site("a.example.com", "b.example.com", "byHost")
+    with pytest.raises(ValueError, match="byHost or byDomain"):
+        same_site("a", "b", "bySomething")
+
+
+def test_opted_out_hosts_are_refused():
+    url_filter = UrlFilter(load_config(overrides=["db.optout.hosts=quiet.org"]))
+    assert url_filter.reject("http://www.quiet.org/x") == "opted_out"
+    assert url_filter.reject("http://loud.org/x") is None

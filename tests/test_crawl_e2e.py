@@ -2,12 +2,10 @@
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY, crawl_conf_args
-from warcio.archiveiterator import ArchiveIterator
-from weblog import disallowed_requests, politeness_violations
+from weblog import disallowed_requests, politeness_violations, warc_page_responses
 
 from crawldb import status as st
 from jobs import generate, inject, readdb, updatedb
@@ -96,14 +94,7 @@ def test_warc_files_hold_one_response_per_fetched_page(crawled, spark):
             .where("http_status IS NOT NULL AND origin != 'robots'")
         )
         expected = sorted(r["url"] for r in answered.select("url").collect())
-        responses = []
-        for path in sorted(Path(segment.warc_dir).glob("*.warc.gz")):
-            with open(path, "rb") as handle:
-                for record in ArchiveIterator(handle, check_digests="raise"):
-                    uri = record.rec_headers.get_header("WARC-Target-URI")
-                    if record.rec_type == "response" and not uri.endswith("/robots.txt"):
-                        responses.append(uri)
-        assert sorted(responses) == expected
+        assert sorted(warc_page_responses(segment.warc_dir)) == expected
 
 
 def test_updatedb_twice_changes_nothing(crawled, spark):

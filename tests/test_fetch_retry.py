@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TEST_SERVER_DELAY
-from warcio.archiveiterator import ArchiveIterator
-from weblog import entries_for, politeness_violations
+from weblog import entries_for, politeness_violations, warc_page_responses
 
 from jobs.fetch import fetch
 from jobs.generate import generate
@@ -82,15 +81,7 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path):
     listed = sorted(r["url"] for r in rows.select("url").collect())
     assert listed == sorted(urls)  # one row per URL, none lost, none twice
     answered = sorted(r["url"] for r in rows.where("http_status IS NOT NULL").collect())
-    responses = []
-    for path in Path(segment.warc_dir).iterdir():
-        assert path.name.endswith(".warc.gz"), f"leftover file {path.name}"
-        with open(path, "rb") as handle:
-            for record in ArchiveIterator(handle, check_digests="raise"):
-                uri = record.rec_headers.get_header("WARC-Target-URI")
-                if record.rec_type == "response" and not uri.endswith("/robots.txt"):
-                    responses.append(uri)
-    assert sorted(responses) == answered
+    assert sorted(warc_page_responses(segment.warc_dir)) == answered
     log = entries_for(web, AGENT_URL)
     assert len([e for e in log if e["path"].startswith("/page/")]) > len(urls)  # refetched
     assert politeness_violations(log, lambda host: TEST_SERVER_DELAY) == []

@@ -55,3 +55,21 @@ def disallowed_requests(entries: list[dict], site, agent: str = "Trawl") -> list
         if rules[e["host"]] is not None
         and not rules[e["host"]].can_fetch(f"http://{e['host']}{e['path']}", agent)
     ]
+
+
+def warc_page_responses(warc_dir) -> list[str]:
+    """Target URIs of the response records (robots.txt left out) of a segment's WARC files,
+    read with their digests checked; any file that is not a finished WARC fails."""
+    from pathlib import Path
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    uris = []
+    for path in sorted(Path(warc_dir).iterdir()):
+        assert path.name.endswith(".warc.gz"), f"leftover file {path.name}"
+        with open(path, "rb") as handle:
+            for record in ArchiveIterator(handle, check_digests="raise"):
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                if record.rec_type == "response" and not uri.endswith("/robots.txt"):
+                    uris.append(uri)
+    return uris

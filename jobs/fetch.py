@@ -61,8 +61,9 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
     remove_failed_attempts(segment.warc_dir)
-    store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
     summary = fetch_summary(spark, segment, clock.seconds)
+    if summary["robots_answers"]:
+        store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
     segment.mark("fetched", summary)
     progress(
         "fetch",
@@ -151,16 +152,19 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     """Figures of a fetched segment, computed from the written table."""
     from pyspark.sql import functions as F
 
-    table = pages(spark.read.format("delta").load(segment.table("fetch")))
+    table = spark.read.format("delta").load(segment.table("fetch"))
+    page = F.col("origin") != ORIGIN_ROBOTS
     figures = table.agg(
-        F.count("*").alias("urls"),
-        F.sum(F.when(F.col("fetch_status") == st.SUCCESS, 1).otherwise(0)).alias("pages"),
-        F.sum(F.when(F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND), 1).otherwise(0)).alias(
+        F.sum(page.cast("int")).alias("urls"),
+        F.sum((~page & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
+        F.sum((page & (F.col("fetch_status") == st.SUCCESS)).cast("int")).alias("pages"),
+        F.sum((page & F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND)).cast("int")).alias(
             "errors"
         ),
-        F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),
+        F.coalesce(F.sum(F.when(page, F.col("content_length"))), F.lit(0)).alias("bytes"),
     ).collect()[0]
-    summary = {key: int(figures[key] or 0) for key in ("urls", "pages", "errors", "bytes")}
+    keys = ("urls", "pages", "errors", "bytes", "robots_answers")
+    summary = {key: int(figures[key] or 0) for key in keys}
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary

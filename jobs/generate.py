@@ -68,10 +68,13 @@ def select_due(crawldb, conf, now: int):
 
 def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     """Write a new segment's fetch list; returns its name, or None when nothing is due."""
+    from pyspark.sql import functions as F
+
     now = shifted_now(now_ms(), add_days)
     crawldb = read_crawldb(spark, data)
     selected = select_due(crawldb, conf, now).cache()
-    count = selected.count()
+    figures = selected.agg(F.count("*").alias("urls"), F.countDistinct("host").alias("hosts"))
+    count, hosts = figures.collect()[0]
     if count == 0:
         selected.unpersist()
         progress("generate", [("urls due", 0)])
@@ -83,7 +86,6 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
         selected.repartition(partitions, "host").write.format("delta").save(
             segment.table("fetchlist")
         )
-    hosts = selected.select("host").distinct().count()
     selected.unpersist()
     segment.mark("generated", {"urls": count, "hosts": hosts, "partitions": partitions})
     progress("generate", [("urls", count), ("hosts", hosts), ("segment", name)])

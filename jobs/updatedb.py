@@ -109,14 +109,17 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
 
 def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Apply one segment to the crawldb."""
+    from pyspark.sql import functions as F
+
     clock = Stopwatch()
     settings = conf.as_dict()
     touched, refused = touched_rows(spark, settings, data, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.map(merge).filter(lambda r: r is not None), CRAWLDB)
     changed = changed.cache()
-    summary = {"changed": changed.count()}
-    summary["new"] = changed.where("fetch_count = 0 AND segment IS NULL").count()
+    new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
+    figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
+    summary = {"changed": figures["changed"], "new": figures["new"] or 0}
     if summary["changed"]:
         merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()

@@ -66,9 +66,10 @@ def _combine(a: Link, b: Link) -> Link:
     return min(a[0], b[0]), a[1] + b[1], a[2] or b[2]
 
 
-def _link_row(conf: dict, pair: tuple[str, Link]) -> tuple:
-    url, (depth, score, redirect) = pair
-    return url, UrlNormalizer(conf).dedup(url), host_of(url), depth, score, redirect
+def _link_rows(conf: dict, pairs):
+    normalizer = UrlNormalizer(conf)  # once per partition
+    for url, (depth, score, redirect) in pairs:
+        yield url, normalizer.dedup(url), host_of(url), depth, score, redirect
 
 
 def links_frame(spark, conf: dict, fetched, parsed):
@@ -83,7 +84,7 @@ def links_frame(spark, conf: dict, fetched, parsed):
         .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0, True)))
     )
     merged = outlinks.union(redirects).reduceByKey(_combine)
-    return spark.createDataFrame(merged.map(partial(_link_row, conf)), LINKS_DDL)
+    return spark.createDataFrame(merged.mapPartitions(partial(_link_rows, conf)), LINKS_DDL)
 
 
 def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
@@ -95,7 +96,8 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     parsed = spark.read.format("delta").load(segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title")
     fetched = fetch.join(fingerprints, "url", "left")
-    old = read_crawldb(spark, data, millis=True)
+    # Read once: admission and the merge both scan it several times.
+    old = read_crawldb(spark, data, millis=True).cache()
     links, refused = admit(
         links_frame(spark, conf, fetch, parsed.select("url", "outlinks")), old, conf
     )
@@ -115,7 +117,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     settings = conf.as_dict()
     touched, refused = touched_rows(spark, settings, data, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
-    changed = rows_to_df(spark, touched.rdd.map(merge).filter(lambda r: r is not None), CRAWLDB)
+    changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
     changed = changed.cache()
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
@@ -123,6 +125,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     if summary["changed"]:
         merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
+    spark.catalog.clearCache()
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["crawldb"] = read_crawldb(spark, data).count()
     summary["rejected"] = rejected_counts(spark, segment, refused)
@@ -170,19 +173,23 @@ def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _merge(conf: dict, segment: str, stamp: int, row):
-    url = row["url"]
-    return update_row(
-        url,
-        host_of(url),
-        row_dict(row["old"]),
-        row_dict(row["fetch"]),
-        row_dict(row["links"]),
-        segment=segment,
-        now_ms=stamp,
-        conf=conf,
-        dedup_key=UrlNormalizer(conf).dedup(url),
-    )
+def _merge(conf: dict, segment: str, stamp: int, rows):
+    normalizer = UrlNormalizer(conf)  # once per partition
+    for row in rows:
+        url = row["url"]
+        new = update_row(
+            url,
+            host_of(url),
+            row_dict(row["old"]),
+            row_dict(row["fetch"]),
+            row_dict(row["links"]),
+            segment=segment,
+            now_ms=stamp,
+            conf=conf,
+            dedup_key=normalizer.dedup(url),
+        )
+        if new is not None:
+            yield new
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -69,6 +69,7 @@ CRAWLDB = Table(
         ("content_type", "STRING"),
         ("title", "STRING"),
         ("redirect_to", "STRING"),  # target of a redirect status
+        ("duplicate_of", "STRING"),  # the URL kept in place of this duplicate
         ("segment", "STRING"),  # segment whose fetch last updated the row
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
         ("metadata", "MAP<STRING, STRING>"),  # seed metadata

@@ -1,6 +1,7 @@
 """The content of the local test web: deterministic pages of several hosts.
 
-Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``):
+Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``; ``/copy/k`` is ``/page/k`` again,
+``/near/k`` is ``/page/k`` with one sentence changed: duplicates for de-duplication):
 
 - ``/``: links to ``/page/1``, ``/page/2``, the next host, a disallowed ``/private/``
   page, a permanent redirect, a missing page, a text file, and links of other schemes;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import random
 import time
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -104,6 +106,8 @@ class Site:
             return _html(f"Home of host {index}", self._home_links(index), _words(index, 0))
         if route.startswith("/page/"):
             return self._page(index, route[len("/page/") :])
+        if route.startswith(("/copy/", "/near/")):
+            return self._page(index, route[len("/copy/") :], edit=route.startswith("/near/"))
         return _behaviour(self, index, route, hit)
 
     def _robots(self, index: int, route: str) -> Response:
@@ -135,7 +139,7 @@ class Site:
             (f"{self.next_in_ring(index)}/", "next host"),
         ]
 
-    def _page(self, index: int, number: str) -> Response:
+    def _page(self, index: int, number: str, edit: bool = False) -> Response:
         if not number.isdigit() or not 1 <= int(number) <= self.pages_per_host:
             return Response(404, b"<html><body>not found</body></html>")
         k = int(number)
@@ -143,7 +147,7 @@ class Site:
         for target in (k + 1, 2 * k):
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
-        return _html(f"Host {index} page {k}", links, _words(index, k))
+        return _html(f"Host {index} page {k}", links, _words(index, k, edit))
 
 
 TRAP_PAGES = 6
@@ -260,9 +264,19 @@ def _behaviour(site: Site, index: int, route: str, hit: int = 0) -> Response:
     return Response(404, b"<html><body>not found</body></html>")
 
 
-def _words(index: int, page: int) -> str:
-    vocabulary = "crawl fetch parse index rank link host page web text".split()
-    return " ".join(vocabulary[(index * 7 + page * 3 + i) % len(vocabulary)] for i in range(60))
+_SYLLABLES = ("ka", "lo", "mi", "ne", "su", "ta", "ri", "po", "ve", "da", "ge", "hu", "zo", "fi")
+
+
+def _words(index: int, page: int, edit: bool = False) -> str:
+    """800 words of deterministic pseudo-text, distinct per (host, page); ``edit``
+    changes one phrase (three words), for near-duplicates."""
+    rng = random.Random(index * 100_003 + page)
+    words = [
+        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(800)
+    ]
+    if edit:
+        words[100:103] = ["a", "changed", "phrase"]
+    return " ".join(words)
 
 
 def _html(title: str, links: list[tuple[str, str]], text: str, delay_ms: int = 0) -> Response:

@@ -138,6 +138,12 @@ PARSE = Table(
         ("parse_status", "STRING"),  # success, not_html, failed
         ("reason", "STRING"),
         ("title", "STRING"),
+        ("description", "STRING"),  # meta description
+        ("language", "STRING"),  # html lang, else Content-Language
+        ("canonical", "STRING"),  # link rel=canonical, else the HTTP Link header's
+        ("feeds", "ARRAY<STRING>"),  # feeds and sitemaps the page advertises
+        ("encoding", "STRING"),  # the encoding the body was decoded with
+        ("encoding_source", "STRING"),  # bom, header, meta, detected, default
         ("text", "STRING"),  # visible text, whitespace folded
         ("content_hash", "STRING"),
         ("simhash", "BIGINT"),

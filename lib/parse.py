@@ -11,7 +11,6 @@ Encoding is decided in this order: byte-order mark, the Content-Type charset, a
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -19,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import lxml.html
-from charset_normalizer import from_bytes
 from lxml import etree
 
+from lib import pagemeta
+from lib.encoding import decide_encoding
 from lib.fingerprint import content_hash, simhash64
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import resolve
@@ -30,13 +30,6 @@ HTML_TYPES = ("text/html", "application/xhtml+xml")
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside")
 ANCHOR_TEXT_LIMIT = 200
 _LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-:.]+)""", re.I)
-_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([A-Za-z0-9_\-:.]+)", re.I)
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 _SPACE = re.compile(r"\s+")
 
 
@@ -60,6 +53,11 @@ class ParseResult:
     content_hash: str | None = None
     simhash: int | None = None
     encoding: str | None = None
+    encoding_source: str | None = None  # bom, header, meta, detected, default
+    description: str | None = None
+    language: str | None = None
+    canonical: str | None = None
+    feeds: list[str] = field(default_factory=list)  # feeds and sitemaps advertised
     outlinks: list[Outlink] = field(default_factory=list)
     links_rejected: dict[str, int] = field(default_factory=dict)
     robots: str | None = None  # noindex / nofollow from meta robots and X-Robots-Tag
@@ -87,16 +85,25 @@ def parse_page(
     digest = content_hash(body)
     if not is_html(content_type, body):
         return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest)
-    encoding = decide_encoding(body, content_type)
+    encoding, source = decide_encoding(body, content_type)
     markup = body.decode(encoding, errors="replace").replace("\x00", "")
     try:
         doc = lxml.html.document_fromstring(markup)
     except (etree.ParserError, ValueError) as exc:
-        return ParseResult("failed", reason=str(exc)[:200], content_hash=digest, encoding=encoding)
+        return ParseResult(
+            "failed",
+            reason=str(exc)[:200],
+            content_hash=digest,
+            encoding=encoding,
+            encoding_source=source,
+        )
+    headers = headers or {}
+    url_filter = UrlFilter(conf)
+    base = _base_url(doc, url)
     title = _title(doc)
     agent = conf["http.agent.name"]
-    directives = robots_directives(doc, (headers or {}).get("x-robots-tag"), agent)
-    outlinks, dropped = extract_outlinks(doc, url, UrlFilter(conf), conf)
+    directives = robots_directives(doc, headers.get("x-robots-tag"), agent)
+    outlinks, dropped = extract_outlinks(doc, url, url_filter, conf)
     if "nofollow" in directives and outlinks:
         dropped["nofollow"] += len(outlinks)
         outlinks = []
@@ -108,6 +115,11 @@ def parse_page(
         content_hash=digest,
         simhash=simhash64(text),
         encoding=encoding,
+        encoding_source=source,
+        description=pagemeta.description(doc),
+        language=pagemeta.language(doc, headers),
+        canonical=pagemeta.canonical(doc, headers, base, url_filter),
+        feeds=pagemeta.advertised(doc, base, url_filter),
         outlinks=outlinks,
         links_rejected=dict(dropped),
         robots=",".join(sorted(directives)) or None,
@@ -141,27 +153,6 @@ def robots_directives(doc, header: str | None, agent: str) -> set[str]:
             elif token in ("noindex", "nofollow"):
                 found.add(token)
     return found
-
-
-def decide_encoding(body: bytes, content_type: str | None) -> str:
-    """Name of the encoding to decode the body with (always one Python knows)."""
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return name
-    declared = _HEADER_CHARSET.search(content_type or "")
-    meta = _META_CHARSET.search(body[:1024])
-    for candidate in (declared and declared.group(1), meta and meta.group(1).decode("ascii")):
-        if candidate and _known_codec(candidate):
-            return _known_codec(candidate)
-    guess = from_bytes(body[:65536]).best()
-    return guess.encoding if guess else "utf-8"
-
-
-def _known_codec(name: str) -> str | None:
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
 
 
 def _title(doc: lxml.html.HtmlElement) -> str | None:

@@ -1,7 +1,8 @@
 import codecs
 
 from lib.config import load_config
-from lib.parse import decide_encoding, is_html, parse_page
+from lib.encoding import decide_encoding
+from lib.parse import is_html, parse_page
 
 CONF = load_config()
 PAGE = b"""<!DOCTYPE html><html><head><title> My  Page </title>
@@ -62,8 +63,15 @@ def test_encodings():
             expected = text
         result = parse_page("http://e.com/", body, f"text/html; charset={name}", CONF)
         assert result.text == expected, name
-    assert decide_encoding(codecs.BOM_UTF8 + b"<p>x</p>", "text/html; charset=latin-1") == "utf-8"
-    assert decide_encoding(b'<meta charset="shift_jis"><p>x', "text/html") == "shift_jis"
+    bom = codecs.BOM_UTF8 + b"<p>x</p>"
+    assert decide_encoding(bom, "text/html; charset=latin-1") == ("utf-8", "bom")
+    assert decide_encoding(b"<p>x", "text/html; charset=latin-1") == ("iso8859-1", "header")
+    assert decide_encoding(b'<meta charset="shift_jis"><p>x', "text/html") == ("shift_jis", "meta")
+    unknown = b'<meta charset="no-such-thing"><p>plain ascii words</p>'
+    assert decide_encoding(unknown, "text/html; charset=bogus")[1] in ("detected", "default")
+    japanese = "<p>日本語のテキストです。これは検出のための文章です。</p>".encode("shift_jis")
+    detected = decide_encoding(japanese * 20, "text/html")
+    assert detected[0] in ("shift_jis", "cp932") and detected[1] == "detected"  # cp932 ⊃ sjis
 
 
 def test_broken_input_never_raises():
@@ -103,3 +111,61 @@ def test_meta_robots_and_x_robots_tag():
         "http://e.com/", plain, "text/html", CONF, {"x-robots-tag": "otherbot: none"}
     )
     assert other.robots is None and other.outlinks
+
+
+META_PAGE = b"""<html lang="DE-at"><head><title>t</title>
+<meta name="Description" content="  A   short
+ summary ">
+<link rel="canonical" href="/canonical?utm_source=x">
+<link rel="alternate" type="application/rss+xml" href="/feed.xml">
+<link rel="sitemap" href="https://e.com/sitemap.xml">
+<link rel="stylesheet" href="/style.css">
+</head><body>text</body></html>"""
+
+
+def test_page_metadata():
+    result = parse_page("http://e.com/a/b", META_PAGE, "text/html", CONF)
+    assert result.description == "A short summary"
+    assert result.language == "de-at"
+    assert result.canonical == "http://e.com/canonical"
+    assert result.feeds == ["http://e.com/feed.xml", "https://e.com/sitemap.xml"]
+    assert result.encoding_source in ("detected", "default")
+    plain = b"<html><body>x</body></html>"
+    headers = {"content-language": "fr, en", "link": '<http://e.com/c>; rel="canonical"'}
+    from_headers = parse_page("http://e.com/", plain, "text/html", CONF, headers)
+    assert from_headers.language == "fr" and from_headers.canonical == "http://e.com/c"
+
+
+def test_random_bytes_and_random_html_never_crash_the_parser():
+    import random
+
+    rng = random.Random(20261130)
+    tags = [
+        "<a href='",
+        "<div>",
+        "</div>",
+        "<p",
+        ">",
+        "<base href=",
+        "<meta charset=",
+        "\x00",
+        "<!--",
+        "-->",
+        "<script>",
+        "</script>",
+        "&amp;",
+        "&#xD800;",
+        "\u2028",
+        "<table><tr>",
+    ]
+    for case in range(1500):
+        if case % 2:
+            body = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 400)))
+        else:
+            body = "".join(
+                rng.choice(tags) + rng.choice(["x", " ", "é", "\n", "/"])
+                for _ in range(rng.randrange(0, 80))
+            ).encode("utf-8", "surrogatepass")
+        kind = rng.choice(["text/html", "text/html; charset=utf-16", None, "application/xhtml+xml"])
+        result = parse_page("http://e.com/p", body, kind, CONF)
+        assert result.status in ("success", "failed", "not_html"), case

@@ -7,7 +7,9 @@ The rules (Nutch's CrawlDbReducer, split into named steps):
 - ``merge_inject``: re-injecting a known URL keeps its history (``db.injector.update``
   lets the seed's score, interval and metadata win);
 - ``merge_links``: a known URL reached again keeps its score; its depth is the least seen;
-- ``apply_fetch``: the fetch outcome sets status, reason, retries and next fetch time;
+- ``apply_fetch``: the fetch outcome sets status, reason, retries and next fetch time; a
+  duplicate fetched again with the same body stays a duplicate and waits
+  ``db.fetch.interval.duplicate.factor`` times its interval;
 - ``update_row``: all of the above for one URL of a segment; ``None`` when nothing changes.
 
 ``apply_fetch`` ignores a fetch from the segment that already updated the row, which makes
@@ -111,6 +113,12 @@ def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> 
     new["fetch_time"] = next_fetch_time(fetched_at, new["fetch_interval"])
     if outcome == st.SUCCESS:
         _apply_success(new, row, fetch)
+        if row["status"] == st.DUPLICATE and fetch.get("content_hash") == row["content_hash"]:
+            # Still the same copy: it stays a duplicate and is fetched less often.
+            factor = conf["db.fetch.interval.duplicate.factor"]
+            new["status"] = st.DUPLICATE
+            new["duplicate_of"] = row["duplicate_of"]
+            new["fetch_time"] = next_fetch_time(fetched_at, int(new["fetch_interval"] * factor))
     elif outcome in _REDIRECT_STATUS:
         new.update(status=_REDIRECT_STATUS[outcome], redirect_to=fetch["redirect_to"])
     elif outcome == st.NOT_MODIFIED:
@@ -145,6 +153,7 @@ def _apply_success(new: Row, old: Row, fetch: Row) -> None:
         last_modified=fetch["last_modified"],
         content_type=fetch["content_type"],
         redirect_to=None,
+        duplicate_of=None,
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from functools import partial
 
+from crawldb import status as st
 from crawldb.merge import update_row
 from crawldb.schema import CRAWLDB, FETCH
 from crawldb.scoring import outlink_shares
@@ -98,9 +99,10 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     fetched = fetch.join(fingerprints, "url", "left")
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
-    links, refused = admit(
-        links_frame(spark, conf, fetch, parsed.select("url", "outlinks")), old, conf
-    )
+    # A duplicate's links were followed from the copy kept: not a second time.
+    duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
+    sources = parsed.select("url", "outlinks").join(duplicates, "url", "left_anti")
+    links, refused = admit(links_frame(spark, conf, fetch, sources), old, conf)
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
         .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")

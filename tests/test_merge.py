@@ -147,3 +147,14 @@ def test_reinject_keeps_history():
     updated = merge_inject(fetched, seed, update=True)
     assert updated["score"] == 9.0 and updated["fetch_interval"] == 60
     assert updated["status"] == st.FETCHED and updated["fetch_count"] == fetched["fetch_count"]
+
+
+def test_duplicate_stays_duplicate_and_waits_longer_until_it_changes():
+    factor = CONF["db.fetch.interval.duplicate.factor"]
+    duplicate = row(st.DUPLICATE, content_hash="h1", duplicate_of="http://a.test/kept")
+    same = apply_fetch(duplicate, fetch(st.SUCCESS, 200), "s1", CONF)
+    assert same["status"] == st.DUPLICATE and same["duplicate_of"] == "http://a.test/kept"
+    assert same["fetch_time"] == FETCHED_AT + int(INTERVAL_MS * factor)
+    changed = apply_fetch(duplicate, fetch(st.SUCCESS, 200, content_hash="h2"), "s1", CONF)
+    assert changed["status"] == st.FETCHED and changed["fetch_time"] == FETCHED_AT + INTERVAL_MS
+    assert changed["duplicate_of"] is None

@@ -25,7 +25,7 @@ from jobs.common import (
 from jobs.generate import fetch_partitions
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.robots_cache import fresh_robots, store_robots
-from lib.fetcher import ORIGIN_ROBOTS, CachedRobots, PartitionFetcher
+from lib.fetcher import ORIGIN_PROBE, ORIGIN_ROBOTS, CachedRobots, PartitionFetcher
 from lib.http import user_agent
 from lib.warc import WarcFile
 
@@ -153,7 +153,7 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     from pyspark.sql import functions as F
 
     table = spark.read.format("delta").load(segment.table("fetch"))
-    page = F.col("origin") != ORIGIN_ROBOTS
+    page = ~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_PROBE)
     figures = table.agg(
         F.sum(page.cast("int")).alias("urls"),
         F.sum((~page & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
@@ -171,7 +171,8 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
 
 
 def pages(fetched):
-    """The rows of a fetch table that are URLs of the fetch list (robots.txt rows left out)."""
+    """The rows of a fetch table that are pages (robots.txt rows left out; soft-404 probes
+    stay, parse needs their fingerprints)."""
     from pyspark.sql import functions as F
 
     return fetched.where(F.col("origin") != ORIGIN_ROBOTS)

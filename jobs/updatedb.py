@@ -32,6 +32,7 @@ from jobs.fetch import pages
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
 from lib.domains import same_site
+from lib.fetcher import ORIGIN_PROBE
 from lib.urls import UrlNormalizer, host_of
 
 LINKS_DDL = "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN"
@@ -96,12 +97,16 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     fetch = fetch.drop("content", "headers")
     parsed = spark.read.format("delta").load(segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title")
-    fetched = fetch.join(fingerprints, "url", "left")
+    fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
-    sources = parsed.select("url", "outlinks").join(duplicates, "url", "left_anti")
+    sources = (
+        parsed.select("url", "outlinks")
+        .join(duplicates, "url", "left_anti")
+        .join(fetched.select("url"), "url", "left_semi")  # not the soft-404 probes
+    )
     links, refused = admit(links_frame(spark, conf, fetch, sources), old, conf)
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
@@ -109,6 +114,45 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
     return touched, refused
+
+
+def soft_404_templates(spark, segment: Segment):
+    """Per host, the fingerprints of its 200 answer to a path that cannot exist."""
+    from pyspark.sql import functions as F
+
+    probes = (
+        spark.read.format("delta")
+        .load(segment.table("fetch"))
+        .where((F.col("origin") == ORIGIN_PROBE) & (F.col("http_status") == 200))
+    )
+    parsed = spark.read.format("delta").load(segment.table("parse"))
+    return (
+        probes.join(parsed.select("url", "content_hash", "simhash"), "url")
+        .groupBy("host")
+        .agg(F.first("content_hash").alias("_probe_hash"), F.first("simhash").alias("_probe"))
+    )
+
+
+def mark_soft_404(changed, templates, segment: str, distance: int):
+    """Pages fetched in ``segment`` that look like their host's soft-404 page become gone."""
+    from pyspark.sql import functions as F
+
+    looks_missing = F.col("content_hash") == F.col("_probe_hash")
+    if distance >= 0:
+        near = F.bit_count(F.col("simhash").bitwiseXOR(F.col("_probe"))) <= distance
+        looks_missing = looks_missing | (F.col("_probe").isNotNull() & near)
+    hit = (
+        (F.col("status") == st.FETCHED)
+        & (F.col("segment") == segment)
+        & F.col("_probe_hash").isNotNull()
+        & F.coalesce(looks_missing, F.lit(False))
+    )
+    return (
+        changed.join(templates, "host", "left")
+        .withColumn("reason", F.when(hit, "soft_404").otherwise(F.col("reason")))
+        .withColumn("status", F.when(hit, st.GONE).otherwise(F.col("status")))
+        .drop("_probe_hash", "_probe")
+    )
 
 
 def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
@@ -120,7 +164,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     touched, refused = touched_rows(spark, settings, data, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
-    changed = changed.cache()
+    templates = soft_404_templates(spark, segment)
+    distance = settings["dedup.simhash.distance"]
+    changed = mark_soft_404(changed, templates, segment.name, distance).cache()
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}

@@ -24,6 +24,7 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
 from __future__ import annotations
 
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -43,6 +44,7 @@ from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
 ORIGIN_ROBOTS = "robots"
+ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
 REASON_CIRCUIT = "host_circuit_open"
 REASON_TIME_LIMIT = "time_limit"
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -156,10 +158,20 @@ class PartitionFetcher:
         if cached is not None:
             self.robots[host] = self._rules(cached.status, cached.body)
             self.hosts[host].crawl_delay = self.robots[host].crawl_delay()
+            parts = urlsplit(url)
+            self._add_probe(host, f"{parts.scheme}://{parts.netloc}")
             return
         parts = urlsplit(url)
         robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
         self.scheduler.add(host, RobotsTask(robots_url, robots_url))
+        self._add_probe(host, f"{parts.scheme}://{parts.netloc}")
+
+    def _add_probe(self, host: str, origin: str) -> None:
+        """Queue one request for a path that cannot exist: a host answering it with 200 shows
+        its soft-404 page, which updatedb then recognises among the host's pages."""
+        if self.conf["fetcher.soft404.probe"]:
+            probe = f"{origin}/trawl-probe-{secrets.token_hex(8)}"
+            self.scheduler.add(host, FetchItem(probe, 0, 0.0, origin=ORIGIN_PROBE))
 
     def _work(self) -> None:
         try:
@@ -184,7 +196,7 @@ class PartitionFetcher:
         verdict = self.hosts[host].after(
             exchange.duration_ms / 1000.0,
             exchange.status,
-            failed=_failed(exchange),
+            failed=_failed(exchange) and task.origin != ORIGIN_PROBE,
             retry_after=parse_retry_after(exchange.header("Retry-After"), now_utc()),
         )
         if verdict.retry_url and task.attempts < self.conf["fetcher.max.retries.in.round"]:

@@ -29,6 +29,7 @@ def fetched(web, tmp_path_factory):
             "fetcher.threads.fetch=4",
             "fetcher.allow.private.networks=true",
             "http.redirect.max=3",
+            "fetcher.soft404.probe=false",
         ]
     )
     base0, base1 = web.site.base(0), web.site.base(1)

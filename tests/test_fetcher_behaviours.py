@@ -24,6 +24,7 @@ def fetch(web, urls, *overrides):
             f"fetcher.server.delay={TEST_SERVER_DELAY}",
             "fetcher.allow.private.networks=true",
             f"http.agent.url={agent_url}",
+            "fetcher.soft404.probe=false",
             *overrides,
         ]
     )

@@ -40,6 +40,7 @@ SPECIAL_ROLES = (
     "crawl_delay_too_long",  # Crawl-delay: 120
     "slow",  # every page takes 150 ms
     "traps",  # six good pages among spider traps (see _trap_page)
+    "soft404",  # a missing page is answered 200 with a "not found" page (soft 404)
 )
 SLOW_MS = 150
 
@@ -102,6 +103,12 @@ class Site:
             return _html(f"Slow {route}", [], _words(index, 1), delay_ms=SLOW_MS)
         if role == "traps":
             return _trap_page(self.base(index), path, hit)
+        if role == "soft404" and not route.startswith("/page/") and route != "/":
+            return _html(
+                "Sorry",
+                [("/", "home")],
+                f"We could not find {route} on this site. " + _words(99, 0)[:3000],
+            )
         if route == "/":
             return _html(f"Home of host {index}", self._home_links(index), _words(index, 0))
         if route.startswith("/page/"):
@@ -271,9 +278,7 @@ def _words(index: int, page: int, edit: bool = False) -> str:
     """800 words of deterministic pseudo-text, distinct per (host, page); ``edit``
     changes one phrase (three words), for near-duplicates."""
     rng = random.Random(index * 100_003 + page)
-    words = [
-        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(800)
-    ]
+    words = ["".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3))) for _ in range(800)]
     if edit:
         words[100:103] = ["a", "changed", "phrase"]
     return " ".join(words)

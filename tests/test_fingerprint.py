@@ -1,6 +1,13 @@
 import random
 
-from lib.fingerprint import content_hash, hamming64, shingles, simhash64, to_signed64
+from lib.fingerprint import (
+    content_hash,
+    hamming64,
+    shingles,
+    simhash64,
+    simhash64_reference,
+    to_signed64,
+)
 
 _RNG = random.Random(7)
 VOCABULARY = [f"w{i}" for i in range(300)]
@@ -27,3 +34,14 @@ def test_shingles_and_signed_storage():
     assert simhash64("") is None
     assert to_signed64(2**64 - 1) == -1 and to_signed64(5) == 5
     assert hamming64(-1, 0) == 64
+
+
+def test_vectorised_simhash_is_bit_identical_to_the_simhash_package():
+    rng = random.Random(11)
+    alphabet = ["crawl", "Straße", "日本語", "x1", "ÉTÉ", "a", "naïve", "42", "über"]
+    texts = [
+        " ".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 400))) for _ in range(200)
+    ]
+    texts += ["one", "two words", "three little words", TEXT]
+    for text in texts:
+        assert simhash64(text) == simhash64_reference(text), text[:60]

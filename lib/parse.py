@@ -103,7 +103,7 @@ def parse_page(
     title = _title(doc)
     agent = conf["http.agent.name"]
     directives = robots_directives(doc, headers.get("x-robots-tag"), agent)
-    outlinks, dropped = extract_outlinks(doc, url, url_filter, conf)
+    outlinks, dropped = extract_outlinks(doc, base, url_filter, conf)
     if "nofollow" in directives and outlinks:
         dropped["nofollow"] += len(outlinks)
         outlinks = []
@@ -177,11 +177,11 @@ def visible_text(doc: lxml.html.HtmlElement) -> str:
 
 
 def extract_outlinks(
-    doc: lxml.html.HtmlElement, url: str, url_filter: UrlFilter, conf: Mapping[str, Any]
+    doc: lxml.html.HtmlElement, base: str, url_filter: UrlFilter, conf: Mapping[str, Any]
 ) -> tuple[list[Outlink], Counter]:
-    """Links of the page, resolved, normalized and filtered; and the dropped ones counted by
+    """Links of the page resolved against ``base`` (``<base href>`` or the page URL),
+    normalized and filtered; and the dropped ones counted by
     reason (``nofollow``, ``invalid``, a ``lib.urlfilter`` reason, ``outlink_limit``)."""
-    base = _base_url(doc, url)
     limit = conf["db.max.outlinks.per.page"]
     follow_nofollow = conf["parse.follow.nofollow"]
     seen: set[str] = set()

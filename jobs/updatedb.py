@@ -89,8 +89,9 @@ def links_frame(spark, conf: dict, fetched, parsed):
     return spark.createDataFrame(merged.mapPartitions(partial(_link_rows, conf)), LINKS_DDL)
 
 
-def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
-    """One row per URL the segment touched: its fetch, its links and its crawldb row."""
+def touched_rows(spark, conf: dict, old, segment: Segment):
+    """One row per URL the segment touched: its fetch, its links and its crawldb row
+    (``old``: the crawldb with times in epoch ms)."""
     from pyspark.sql import functions as F
 
     fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
@@ -98,8 +99,6 @@ def touched_rows(spark, conf: dict, data: DataDir, segment: Segment):
     parsed = spark.read.format("delta").load(segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title")
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
-    # Read once: admission and the merge both scan it several times.
-    old = read_crawldb(spark, data, millis=True).cache()
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
     sources = (
@@ -161,7 +160,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
 
     clock = Stopwatch()
     settings = conf.as_dict()
-    touched, refused = touched_rows(spark, settings, data, segment)
+    # Read once: admission and the merge both scan it several times.
+    old = read_crawldb(spark, data, millis=True).cache()
+    touched, refused = touched_rows(spark, settings, old, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
     templates = soft_404_templates(spark, segment)
@@ -173,7 +174,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     if summary["changed"]:
         merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
-    spark.catalog.clearCache()
+    old.unpersist()
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["crawldb"] = read_crawldb(spark, data).count()
     summary["rejected"] = rejected_counts(spark, segment, refused)

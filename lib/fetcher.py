@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from crawldb import status as st
 from lib.hoststate import HostState, now_utc, parse_retry_after
-from lib.http import Exchange, HttpClient
+from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
 from lib.politeness import PoliteScheduler
 from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
@@ -46,7 +46,6 @@ ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
 ORIGIN_ROBOTS = "robots"
 ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
 REASON_CIRCUIT = "host_circuit_open"
-REASON_TIME_LIMIT = "time_limit"
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
 _HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
@@ -154,17 +153,15 @@ class PartitionFetcher:
 
     def _add_host(self, host: str, url: str) -> None:
         self.hosts[host] = HostState(self.conf)
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
         cached = self.robots_cache.get(host)
         if cached is not None:
             self.robots[host] = self._rules(cached.status, cached.body)
             self.hosts[host].crawl_delay = self.robots[host].crawl_delay()
-            parts = urlsplit(url)
-            self._add_probe(host, f"{parts.scheme}://{parts.netloc}")
-            return
-        parts = urlsplit(url)
-        robots_url = f"{parts.scheme}://{parts.netloc}/robots.txt"
-        self.scheduler.add(host, RobotsTask(robots_url, robots_url))
-        self._add_probe(host, f"{parts.scheme}://{parts.netloc}")
+        else:
+            self.scheduler.add(host, RobotsTask(f"{origin}/robots.txt", f"{origin}/robots.txt"))
+        self._add_probe(host, origin)
 
     def _add_probe(self, host: str, origin: str) -> None:
         """Queue one request for a path that cannot exist: a host answering it with 200 shows

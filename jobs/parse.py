@@ -8,6 +8,7 @@ content hash, SimHash and normalized outlinks (``lib.parse.parse_page``).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from functools import partial
 
 from crawldb import status as st
@@ -22,7 +23,11 @@ from jobs.common import (
 )
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
-from lib.parse import parse_page
+from lib.parse import parse_pages
+
+# A batch shares one vectorised SimHash pass; bounded so that big pages stay few.
+BATCH_PAGES = 256
+BATCH_BYTES = 16 * 1024 * 1024
 
 
 def build_parser():
@@ -37,13 +42,35 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, "parsed", lambda _data, segment: parse(spark, conf, segment))
 
 
-def parse_row(conf: dict, row) -> dict:
-    """Parse one fetch-result row into a parse-table row."""
-    result = parse_page(
-        row["url"], bytes(row["content"] or b""), row["content_type"], conf, row["headers"]
-    )
+def parse_partition(conf: dict, rows) -> Iterator[dict]:
+    """Parse a partition's fetch rows in batches (SimHash is computed per batch)."""
+    batch: list = []
+    size = 0
+    for row in rows:
+        batch.append(row)
+        size += len(row["content"] or b"")
+        if len(batch) >= BATCH_PAGES or size >= BATCH_BYTES:
+            yield from parse_batch(conf, batch)
+            batch, size = [], 0
+    yield from parse_batch(conf, batch)
+
+
+def parse_batch(conf: dict, rows: list) -> list[dict]:
+    """Parse fetch-result rows into parse-table rows."""
+    pages = [
+        (row["url"], bytes(row["content"] or b""), row["content_type"], row["headers"])
+        for row in rows
+    ]
+    return [
+        parse_table_row(row["url"], result)
+        for row, result in zip(rows, parse_pages(pages, conf), strict=True)
+    ]
+
+
+def parse_table_row(url: str, result) -> dict:
+    """A ParseResult as a row of the parse table."""
     return {
-        "url": row["url"],
+        "url": url,
         "parse_status": result.status,
         "reason": result.reason,
         "title": result.title,
@@ -71,7 +98,8 @@ def parse(spark, conf, segment: Segment) -> dict:
     ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
         "url", "content", "content_type", "headers"
     )
-    parsed = rows_to_df(spark, ok.rdd.map(partial(parse_row, conf.as_dict())), PARSE)
+    rows = ok.rdd.mapPartitions(partial(parse_partition, conf.as_dict()))
+    parsed = rows_to_df(spark, rows, PARSE)
     with delta_commit_message(spark, f"trawl parse segment={segment.name}"):
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
     table = spark.read.format("delta").load(segment.table("parse"))

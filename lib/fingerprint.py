@@ -15,12 +15,24 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 import numpy as np
 from simhash import Simhash
 
+from lib import md5vec
+
 SHINGLE_WORDS = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NON_WORD = re.compile(r"\W+", re.UNICODE)  # its complement: text between words
+_ASCII_WORD_BYTES = (
+    bytes(
+        byte + 32 if 65 <= byte <= 90 else byte if chr(byte).isalnum() or byte == 95 else 32
+        for byte in range(128)
+    )
+    + b" " * 128
+)
+_CHUNK = 32_768  # shingles hashed per numpy pass: ~10 MB of blocks, fits the caches
 
 
 def content_hash(body: bytes) -> str:
@@ -44,16 +56,96 @@ def shingle_bytes(text: str, size: int = SHINGLE_WORDS) -> list[bytes]:
     return [b" ".join(words[i : i + size]) for i in range(len(words) - size + 1)]
 
 
-def simhash64(text: str) -> int | None:
+def simhash64(text: str | None) -> int | None:
     """Signed 64-bit SimHash of the text's shingles; ``None`` for a text without words."""
-    features = shingle_bytes(text)
-    if not features:
-        return None
-    md5 = hashlib.md5
-    digests = b"".join([md5(feature).digest()[8:] for feature in features])
-    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8)).reshape(-1, 64)
-    majority = np.packbits(bits.sum(axis=0) > len(features) / 2).tobytes()
-    return to_signed64(int.from_bytes(majority, "big"))
+    return simhash64_many([text])[0]
+
+
+def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
+    """``simhash64`` of each text, computed for all of them in one pass.
+
+    The texts' words are joined into one UTF-8 buffer; each shingle is a slice of it
+    (its words joined by single spaces, as ``shingle_bytes`` makes it), hashed by the
+    vectorised MD5 when it fits one block and by hashlib otherwise.
+    """
+    words = [_joined_words(text) if text else b"" for text in texts]
+    buffer = np.frombuffer(b" ".join(words) + bytes(md5vec.MAX_SINGLE_BLOCK), dtype=np.uint8)
+    starts, ends = _word_bounds(buffer, words)
+    first, last, owner = _shingle_words(words)
+    if not len(first):
+        return [None] * len(texts)
+    shingle_starts = starts[first]
+    lengths = ends[last] - shingle_starts
+    digests = _second_half_digests(buffer, shingle_starts, lengths)
+    bits = np.unpackbits(digests, axis=1)
+    boundaries = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]).tolist()
+    results: list[int | None] = [None] * len(texts)
+    for begin, end in zip(boundaries, boundaries[1:] + [len(owner)], strict=True):
+        # a column sum per text: ~7x faster than np.add.reduceat along axis 0
+        majority = 2 * bits[begin:end].sum(axis=0, dtype=np.int32) > end - begin
+        value = int.from_bytes(np.packbits(majority).tobytes(), "big")
+        results[int(owner[begin])] = to_signed64(value)
+    return results
+
+
+def _joined_words(text: str) -> bytes:
+    """The text's lower-cased words joined by single spaces, in UTF-8.
+
+    ASCII text (the common case) goes through one ``bytes.translate``, whose table
+    keeps exactly the bytes ``\\w`` matches, lower-cased; other text through the regex.
+    """
+    if text.isascii():
+        return b" ".join(text.encode("ascii").translate(_ASCII_WORD_BYTES).split())
+    return _NON_WORD.sub(" ", text.lower()).strip(" ").encode("utf-8")
+
+
+def _word_bounds(buffer: np.ndarray, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of every word in the joined buffer (spaces separate them)."""
+    used = sum(map(len, words)) + len(words) - 1
+    spaces = np.flatnonzero(buffer[:used] == 0x20)
+    return np.r_[0, spaces + 1], np.r_[spaces, used]
+
+
+def _shingle_words(words: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index of the first and last word of every shingle, and the text it belongs to.
+
+    Word indices count the empty texts' empty words too, as the joined buffer does.
+    """
+    firsts, lasts, owners = [], [], []
+    offset = 0
+    for page, text in enumerate(words):
+        count = text.count(b" ") + 1 if text else 0
+        if count > SHINGLE_WORDS:
+            first = np.arange(offset, offset + count - SHINGLE_WORDS + 1)
+            last = first + SHINGLE_WORDS - 1
+        elif count:
+            first, last = np.array([offset]), np.array([offset + count - 1])
+        else:
+            first = last = np.empty(0, dtype=np.int64)
+        firsts.append(first)
+        lasts.append(last)
+        owners.append(np.full(len(first), page))
+        offset += max(count, 1)
+    return (
+        np.concatenate(firsts).astype(np.int64),
+        np.concatenate(lasts).astype(np.int64),
+        np.concatenate(owners).astype(np.int64),
+    )
+
+
+def _second_half_digests(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
+    """MD5 digest bytes 8..15 (the simhash package keeps the low 64 bits) per shingle."""
+    digests = np.empty((len(starts), 8), dtype=np.uint8)
+    short = lengths <= md5vec.MAX_SINGLE_BLOCK
+    for chunk in np.array_split(np.flatnonzero(short), max(1, int(short.sum()) // _CHUNK + 1)):
+        blocks = md5vec.pad_blocks(buffer, starts[chunk], lengths[chunk])
+        digests[chunk] = md5vec.md5_second_half(blocks)
+    raw = buffer.tobytes()
+    for index in np.flatnonzero(~short).tolist():
+        begin = int(starts[index])
+        piece = raw[begin : begin + int(lengths[index])]
+        digests[index] = np.frombuffer(hashlib.md5(piece).digest()[8:], dtype=np.uint8)
+    return digests
 
 
 def simhash64_reference(text: str) -> int | None:

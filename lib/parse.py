@@ -1,9 +1,10 @@
 """HTML parsing with lxml: title, visible text, outlinks, fingerprints (data flow step 4).
 
-``parse_page`` never raises on bad input: a page it cannot read is returned with
-``status="failed"`` and a reason, a non-HTML type with ``status="not_html"``. Outlinks
-are resolved against ``<base href>`` (else the page URL) by the WHATWG rules, then
-normalized and filtered (``lib.urls``); dropped links are counted.
+``parse_page`` (one page) and ``parse_pages`` (a batch) never raise on bad input: a
+page they cannot read is returned with ``status="failed"`` and a reason, a non-HTML
+type with ``status="not_html"``. Outlinks are resolved against ``<base href>`` (else
+the page URL) by the WHATWG rules, then normalized and filtered (``lib.urls``); dropped
+links are counted.
 
 Encoding is decided in this order: byte-order mark, the Content-Type charset, a
 ``<meta charset>`` in the first 1024 bytes, then detection with charset-normalizer.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from lxml import etree
 
 from lib import pagemeta
 from lib.encoding import decide_encoding
-from lib.fingerprint import content_hash, simhash64
+from lib.fingerprint import content_hash, simhash64_many
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import resolve
 
@@ -77,43 +78,56 @@ def parse_page(
     conf: Mapping[str, Any],
     headers: Mapping[str, str] | None = None,
 ) -> ParseResult:
-    """Parse one fetched body; ``url`` is the URL it was fetched from (after redirects).
+    """Parse one fetched body; ``url`` is the URL it was fetched from (after redirects)."""
+    return parse_pages([(url, body, content_type, headers)], conf)[0]
+
+
+def parse_pages(pages: Sequence[tuple], conf: Mapping[str, Any]) -> list[ParseResult]:
+    """Parse a batch of ``(url, body, content_type, headers)``; the SimHashes of the
+    batch are computed together, in one vectorised pass (``simhash64_many``).
 
     ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
     fingerprints are still computed, for de-duplication); ``nofollow`` drops the outlinks.
     """
+    url_filter = UrlFilter(conf)
+    parsed = [_parse_one(*page, conf=conf, url_filter=url_filter) for page in pages]
+    values = simhash64_many([text for _, text in parsed])
+    for (result, _), value in zip(parsed, values, strict=True):
+        result.simhash = value
+    return [result for result, _ in parsed]
+
+
+def _parse_one(url, body, content_type, headers, *, conf, url_filter):
+    """A page's ParseResult without its SimHash, and the visible text to fingerprint."""
     digest = content_hash(body)
     if not is_html(content_type, body):
-        return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest)
+        return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest), None
     encoding, source = decide_encoding(body, content_type)
     markup = body.decode(encoding, errors="replace").replace("\x00", "")
     try:
         doc = lxml.html.document_fromstring(markup)
     except (etree.ParserError, ValueError) as exc:
-        return ParseResult(
+        failed = ParseResult(
             "failed",
             reason=str(exc)[:200],
             content_hash=digest,
             encoding=encoding,
             encoding_source=source,
         )
+        return failed, None
     headers = headers or {}
-    url_filter = UrlFilter(conf)
     base = _base_url(doc, url)
-    title = _title(doc)
-    agent = conf["http.agent.name"]
-    directives = robots_directives(doc, headers.get("x-robots-tag"), agent)
+    directives = robots_directives(doc, headers.get("x-robots-tag"), conf["http.agent.name"])
     outlinks, dropped = extract_outlinks(doc, base, url_filter, conf)
     if "nofollow" in directives and outlinks:
         dropped["nofollow"] += len(outlinks)
         outlinks = []
     text = visible_text(doc)
-    return ParseResult(
+    result = ParseResult(
         "success",
-        title=title,
+        title=_title(doc),
         text=None if "noindex" in directives else text,
         content_hash=digest,
-        simhash=simhash64(text),
         encoding=encoding,
         encoding_source=source,
         description=pagemeta.description(doc),
@@ -124,6 +138,7 @@ def parse_page(
         links_rejected=dict(dropped),
         robots=",".join(sorted(directives)) or None,
     )
+    return result, text
 
 
 def robots_directives(doc, header: str | None, agent: str) -> set[str]:

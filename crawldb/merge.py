@@ -7,7 +7,8 @@ The rules (Nutch's CrawlDbReducer, split into named steps):
 - ``merge_inject``: re-injecting a known URL keeps its history (``db.injector.update``
   lets the seed's score, interval and metadata win);
 - ``merge_links``: a known URL reached again keeps its score; its depth is the least seen;
-- ``apply_fetch``: the fetch outcome sets status, reason, retries and next fetch time; a
+- ``apply_fetch``: the fetch outcome sets status, reason, retries and next fetch time,
+  and keeps the canonical URL a page names on its own site (for ``dedup``); a
   duplicate fetched again with the same body stays a duplicate and waits
   ``db.fetch.interval.duplicate.factor`` times its interval;
 - ``update_row``: all of the above for one URL of a segment; ``None`` when nothing changes.
@@ -24,6 +25,8 @@ from typing import Any
 from crawldb import status as st
 from crawldb.schedule import next_fetch_time, retries_exhausted, retry_fetch_time
 from crawldb.schema import CRAWLDB
+from lib.domains import same_site
+from lib.urls import host_of
 
 Row = dict[str, Any]
 
@@ -140,6 +143,14 @@ def _apply_retry(new: Row, fetched_at: int, conf: Mapping[str, Any]) -> Row:
     return new
 
 
+def site_canonical(url: str, host: str, canonical: str | None) -> str | None:
+    """The canonical URL a page names, when it is another URL of the page's site
+    (registered domain); ``None`` otherwise. Cross-site canonicals are not trusted."""
+    if not canonical or canonical == url:
+        return None
+    return canonical if same_site(host_of(canonical), host, "byDomain") else None
+
+
 def _apply_success(new: Row, old: Row, fetch: Row) -> None:
     content_hash = fetch.get("content_hash")
     if content_hash != old.get("content_hash"):
@@ -154,6 +165,7 @@ def _apply_success(new: Row, old: Row, fetch: Row) -> None:
         content_type=fetch["content_type"],
         redirect_to=None,
         duplicate_of=None,
+        canonical=site_canonical(new["url"], new["host"], fetch.get("canonical")),
     )
 
 

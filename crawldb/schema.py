@@ -70,6 +70,7 @@ CRAWLDB = Table(
         ("title", "STRING"),
         ("redirect_to", "STRING"),  # target of a redirect status
         ("duplicate_of", "STRING"),  # the URL kept in place of this duplicate
+        ("canonical", "STRING"),  # another URL of the same site the page names canonical
         ("segment", "STRING"),  # segment whose fetch last updated the row
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
         ("metadata", "MAP<STRING, STRING>"),  # seed metadata

@@ -8,10 +8,13 @@ Usage: ``submit.sh dedup --data DIR``. Among fetched pages:
   four 16-bit blocks and only pages sharing a block are compared, which finds every
   pair within 3 bits without comparing all pairs.
 
-Which copy is kept is deterministic: the highest score, then the shortest URL, then the
-earliest fetch, then the URL in byte order. Every other page of a group points at the
-kept one. A near-duplicate points at the best-ranked page within the distance (groups
-are not closed transitively). A page no longer duplicated is set back to ``fetched``.
+A page naming another URL of its site as canonical (``dedup.canonical``) is a duplicate of
+it once that URL has been fetched; such pages take no part in the content comparisons, so
+the canonical is the copy kept. Otherwise, which copy is kept is deterministic: the
+highest score, then the shortest URL, then the earliest fetch, then the URL in byte
+order. Every other page of a group points at the kept one. A near-duplicate points at
+the best-ranked page within the distance (groups are not closed transitively). A page no
+longer duplicated is set back to ``fetched``.
 """
 
 from __future__ import annotations
@@ -104,6 +107,18 @@ def near_duplicates(pages, distance: int):
     return best.select("url", F.col("kept.u").alias("duplicate_of"))
 
 
+def canonical_duplicates(pages):
+    """``(url, duplicate_of)`` for pages naming a canonical URL of their site that has been
+    fetched and names no canonical itself (so that chains and cycles mark nothing)."""
+    from pyspark.sql import functions as F
+
+    targets = pages.where(F.col("canonical").isNull()).select(F.col("url").alias("duplicate_of"))
+    naming = pages.where(F.col("canonical").isNotNull()).select(
+        "url", F.col("canonical").alias("duplicate_of")
+    )
+    return naming.join(targets, "duplicate_of").select("url", "duplicate_of")
+
+
 def dedup(spark, conf, data: DataDir) -> dict:
     """Find duplicates and write them to the crawldb in one Delta MERGE."""
     from delta.tables import DeltaTable
@@ -114,13 +129,18 @@ def dedup(spark, conf, data: DataDir) -> dict:
         F.col("status").isin(st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
         & F.col("content_hash").isNotNull()
     )
-    exact = exact_duplicates(pages)
-    found = exact
+    canonical = pages.limit(0).select("url", F.col("url").alias("duplicate_of"))
+    if conf["dedup.canonical"]:
+        canonical = canonical_duplicates(pages).cache()
+    # Content duplicates among the other pages only: a canonical target stays kept.
+    by_content = pages.join(canonical, "url", "left_anti")
+    exact = exact_duplicates(by_content)
+    found = canonical.unionByName(exact)
     distance = conf["dedup.simhash.distance"]
     if distance >= 0:
         # Near-duplicates among the exact groups' kept pages only.
-        singles = pages.join(exact, "url", "left_anti")
-        found = exact.unionByName(near_duplicates(singles, distance))
+        singles = by_content.join(exact, "url", "left_anti")
+        found = found.unionByName(near_duplicates(singles, distance))
     found = found.cache()
     restored = pages.where(F.col("status") == st.DUPLICATE).join(found, "url", "left_anti")
     updates = found.select("url", F.lit(st.DUPLICATE).alias("status"), "duplicate_of").unionByName(
@@ -131,6 +151,7 @@ def dedup(spark, conf, data: DataDir) -> dict:
         )
     )
     summary = {
+        "canonical": canonical.count(),
         "exact": exact.count(),
         "duplicates": found.count(),
         "restored": restored.count(),
@@ -144,6 +165,7 @@ def dedup(spark, conf, data: DataDir) -> dict:
             .execute()
         )
     found.unpersist()
+    canonical.unpersist()
     progress("dedup", [(key, value) for key, value in summary.items()])
     return summary
 

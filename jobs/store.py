@@ -36,13 +36,38 @@ def read_crawldb(spark, data: DataDir, millis: bool = False):
             f"no crawldb at {data.crawldb}: run inject (or crawl --seeds FILE) first"
         )
     frame = spark.read.format("delta").load(data.crawldb)
+    frame = with_declared_columns(frame)
     return with_millis(frame, CRAWLDB) if millis else frame
+
+
+def with_declared_columns(frame):
+    """The crawldb frame with the columns of ``CRAWLDB`` that an older table lacks, as nulls,
+    so that readers of a crawldb made by an earlier Trawl see the current schema."""
+    from pyspark.sql import functions as F
+
+    for name, kind in CRAWLDB.columns:
+        if name not in frame.columns:
+            frame = frame.withColumn(name, F.lit(None).cast(kind))
+    return frame
+
+
+def upgrade_crawldb(spark, data: DataDir) -> list[str]:
+    """Add to the crawldb table the columns ``CRAWLDB`` declares and it lacks (one Delta
+    commit, old rows null); returns their names. Writers call it before a MERGE."""
+    existing = set(spark.read.format("delta").load(data.crawldb).columns)
+    missing = [(name, kind) for name, kind in CRAWLDB.columns if name not in existing]
+    if missing:
+        columns = ", ".join(f"`{name}` {kind}" for name, kind in missing)
+        with delta_commit_message(spark, "trawl upgrade crawldb schema"):
+            spark.sql(f"ALTER TABLE delta.`{data.crawldb}` ADD COLUMNS ({columns})")
+    return [name for name, _ in missing]
 
 
 def merge_rows(spark, data: DataDir, rows, message: str) -> None:
     """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit."""
     from delta.tables import DeltaTable
 
+    upgrade_crawldb(spark, data)
     table = DeltaTable.forPath(spark, data.crawldb)
     with delta_commit_message(spark, message):
         (

@@ -13,7 +13,7 @@ import sys
 from functools import partial
 
 from crawldb import status as st
-from crawldb.merge import update_row
+from crawldb.merge import site_canonical, update_row
 from crawldb.schema import CRAWLDB, FETCH
 from crawldb.scoring import outlink_shares
 from jobs.admission import admit
@@ -56,6 +56,9 @@ Link = tuple[int, float, bool]  # depth, score share, reached by a redirect
 def page_links(conf: dict, page) -> list[tuple[str, Link]]:
     """``(target, (depth, score share, False))`` for each kept outlink of a parsed page."""
     targets = [link["url"] for link in page["outlinks"] or []]
+    canonical = site_canonical(page["url"], page["host"], page["canonical"])
+    if conf["dedup.canonical"] and canonical and canonical not in targets:
+        targets.append(canonical)  # the page is a duplicate of it: crawl it
     if conf["db.ignore.external.links"]:
         mode = conf["db.ignore.external.links.mode"]
         targets = [url for url in targets if same_site(host_of(url), page["host"], mode)]
@@ -97,12 +100,12 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
     fetch = fetch.drop("content", "headers")
     parsed = spark.read.format("delta").load(segment.table("parse"))
-    fingerprints = parsed.select("url", "content_hash", "simhash", "title")
+    fingerprints = parsed.select("url", "content_hash", "simhash", "title", "canonical")
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
     sources = (
-        parsed.select("url", "outlinks")
+        parsed.select("url", "outlinks", "canonical")
         .join(duplicates, "url", "left_anti")
         .join(fetched.select("url"), "url", "left_semi")  # not the soft-404 probes
     )

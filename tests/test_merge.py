@@ -3,7 +3,7 @@
 import pytest
 
 from crawldb import status as st
-from crawldb.merge import apply_fetch, merge_inject, new_row, update_row
+from crawldb.merge import apply_fetch, merge_inject, new_row, site_canonical, update_row
 from crawldb.schedule import MS_PER_DAY
 from lib.config import load_config
 
@@ -158,3 +158,25 @@ def test_duplicate_stays_duplicate_and_waits_longer_until_it_changes():
     changed = apply_fetch(duplicate, fetch(st.SUCCESS, 200, content_hash="h2"), "s1", CONF)
     assert changed["status"] == st.FETCHED and changed["fetch_time"] == FETCHED_AT + INTERVAL_MS
     assert changed["duplicate_of"] is None
+
+
+def test_only_a_same_site_canonical_other_than_the_page_is_kept():
+    outcomes = {}
+    # page http://a.test/x names: its own site, a subdomain of it, another site, nothing
+    for canonical in [
+        "http://a.test/print",
+        "http://www.a.test/y",
+        "http://other.test/y",
+        "http://cdn.a.test/z",
+        None,
+    ]:
+        page = apply_fetch(row(), fetch(st.SUCCESS, 200, canonical=canonical), "s1", CONF)
+        outcomes[canonical] = page["canonical"]
+    assert outcomes == {
+        "http://a.test/print": "http://a.test/print",
+        "http://www.a.test/y": "http://www.a.test/y",
+        "http://other.test/y": None,
+        "http://cdn.a.test/z": "http://cdn.a.test/z",
+        None: None,
+    }
+    assert site_canonical("http://a.test/x", "a.test", "http://a.test/x") is None

@@ -254,6 +254,17 @@ def _behaviour(site: Site, index: int, route: str, hit: int = 0) -> Response:
         return special
     if route == "/old-page":
         return Response(301, b"", headers=(("Location", "/page/3"),))
+    if route.startswith("/print/") and route[7:].isdigit():
+        # Different text, but it names /page/k as its canonical URL.
+        canonical = f'<link rel="canonical" href="/page/{route[7:]}">'
+        return Response(200, _html_bytes("Printable", [], _words(index, 500), canonical))
+    if route == "/nofollow/meta":
+        robots = '<meta name="robots" content="nofollow">'
+        links = [("/nf/meta-target", "not to follow"), ("/page/4", "not either")]
+        return Response(200, _html_bytes("Meta nofollow", links, "meta", robots))
+    if route == "/nofollow/rel":
+        links = [("/nf/rel-target", "sponsored", "nofollow"), ("/page/4", "followed")]
+        return Response(200, _html_bytes("Rel nofollow", links, "rel"))
     if route == "/data.txt":
         return Response(200, f"plain text of host {index}\n".encode(), "text/plain")
     if route.startswith("/status/") and route[8:].isdigit():
@@ -288,10 +299,14 @@ def _html(title: str, links: list[tuple[str, str]], text: str, delay_ms: int = 0
     return Response(200, _html_bytes(title, links, text), delay_ms=delay_ms)
 
 
-def _html_bytes(title: str, links: list[tuple[str, str]], text: str) -> bytes:
-    anchors = "\n".join(f'<li><a href="{href}">{label}</a></li>' for href, label in links)
+def _html_bytes(title: str, links: list[tuple[str, ...]], text: str, head: str = "") -> bytes:
+    """A page; a link is ``(href, label)`` or ``(href, label, rel)``."""
+    anchors = "\n".join(
+        f'<li><a href="{href}"{f" rel={rel[0]}" if rel else ""}>{label}</a></li>'
+        for href, label, *rel in links
+    )
     return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">{head}'
         f'<title>{title}</title></head>\n<body><nav><a href="/">home</a></nav>'
         f"<h1>{title}</h1><p>{text}</p>\n<ul>\n{anchors}\n</ul>"
         "<script>var x = '<a href=\"/never\">';</script></body></html>\n"

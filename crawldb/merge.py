@@ -23,7 +23,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from crawldb import status as st
-from crawldb.schedule import next_fetch_time, retries_exhausted, retry_fetch_time
+from crawldb.schedule import (
+    next_fetch_time,
+    next_interval,
+    retries_exhausted,
+    retry_fetch_time,
+)
 from crawldb.schema import CRAWLDB
 from lib.domains import same_site
 from lib.urls import host_of
@@ -58,6 +63,8 @@ def new_row(
         fixed_interval=fixed_interval,
         retries=0,
         fetch_count=0,
+        change_count=0,
+        revisit_count=0,
         score=score,
         depth=depth,
         discovered_time=now_ms,
@@ -116,6 +123,9 @@ def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> 
     new["fetch_time"] = next_fetch_time(fetched_at, new["fetch_interval"])
     if outcome == st.SUCCESS:
         _apply_success(new, row, fetch)
+        if row.get("content_hash") is not None:
+            changed = fetch.get("content_hash") != row["content_hash"]
+            _adapt_interval(new, row, changed=changed, conf=conf)
         if row["status"] == st.DUPLICATE and fetch.get("content_hash") == row["content_hash"]:
             # Still the same copy: it stays a duplicate and is fetched less often.
             factor = conf["db.fetch.interval.duplicate.factor"]
@@ -126,11 +136,24 @@ def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> 
         new.update(status=_REDIRECT_STATUS[outcome], redirect_to=fetch["redirect_to"])
     elif outcome == st.NOT_MODIFIED:
         new["status"] = st.NOTMODIFIED
+        if row.get("content_hash") is not None:
+            _adapt_interval(new, row, changed=False, conf=conf)
     elif outcome in _FINAL_FAILURE:
         new["status"] = st.GONE
     else:
         raise ValueError(f"unknown fetch outcome {outcome!r} for {fetch['url']}")
     return new
+
+
+def _adapt_interval(new: Row, old: Row, *, changed: bool, conf: Mapping[str, Any]) -> None:
+    """A re-fetch that compared content: count it, adapt the interval, set the next time."""
+    new["revisit_count"] = (old.get("revisit_count") or 0) + 1
+    new["change_count"] = (old.get("change_count") or 0) + int(changed)
+    if not old.get("fixed_interval"):
+        new["fetch_interval"] = next_interval(
+            new["fetch_interval"], changed, new["change_count"], new["revisit_count"], conf
+        )
+    new["fetch_time"] = next_fetch_time(new["last_fetch_time"], new["fetch_interval"])
 
 
 def _apply_retry(new: Row, fetched_at: int, conf: Mapping[str, Any]) -> Row:
@@ -191,5 +214,6 @@ def update_row(
     if row is None:
         return None
     if fetch is not None:
-        row = apply_fetch(row, fetch, segment, conf)
+        # Its fetch list is applied: generate may take it again (generate.update.crawldb).
+        row = {**apply_fetch(row, fetch, segment, conf), "generate_time": None}
     return None if row == old else row

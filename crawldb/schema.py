@@ -59,7 +59,8 @@ CRAWLDB = Table(
         ("fixed_interval", "BOOLEAN"),  # interval set by the seed, not adapted
         ("retries", "INT"),  # consecutive transient failures
         ("fetch_count", "INT"),  # fetches attempted, any outcome
-        ("score", "DOUBLE"),
+        ("score", "DOUBLE"),  # OPIC cash from inlinks (injected: the seed's score)
+        ("pagerank", "DOUBLE"),  # from the rank job (sums to 1 over the crawldb), else NULL
         ("depth", "INT"),  # link distance from a seed
         ("http_status", "INT"),  # last HTTP status, NULL when no response
         ("content_hash", "STRING"),  # SHA-256 of the last body, hex
@@ -71,6 +72,9 @@ CRAWLDB = Table(
         ("redirect_to", "STRING"),  # target of a redirect status
         ("duplicate_of", "STRING"),  # the URL kept in place of this duplicate
         ("canonical", "STRING"),  # another URL of the same site the page names canonical
+        ("change_count", "INT"),  # re-fetches that found the content changed
+        ("revisit_count", "INT"),  # re-fetches that compared content (200 or 304)
+        ("generate_time", "TIMESTAMP"),  # in a fetch list not applied yet (generate.update.crawldb)
         ("segment", "STRING"),  # segment whose fetch last updated the row
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
         ("metadata", "MAP<STRING, STRING>"),  # seed metadata
@@ -87,6 +91,8 @@ FETCHLIST = Table(
         ("depth", "INT"),
         ("etag", "STRING"),
         ("last_modified", "STRING"),
+        ("priority", "DOUBLE"),  # crawldb.priority, when generated
+        ("tier", "STRING"),  # high, medium, low
     ),
 )
 

@@ -2,22 +2,29 @@
 
 Usage: ``submit.sh generate --data DIR [--adddays N]``. A URL is due when its
 ``fetch_time`` is at or before now (plus ``--adddays``) and its score is at least
-``generate.min.score``. Best scores go first: at most ``generate.max.count`` per host and
-``generate.topN`` in all. The fetch list is partitioned by host, so that all URLs of one
-host are in one partition and no two fetch tasks ever talk to the same host.
+``generate.min.score``. Highest priority first (``crawldb.priority``: importance,
+staleness, change rate, depth, failures): at most ``generate.max.count`` per host (or
+domain), and ``generate.topN`` in all, shared among the high, medium and low tiers.
+With ``generate.update.crawldb`` the URLs are stamped in the crawldb and not generated
+again until updatedb applies the segment (or ``crawl.gen.delay`` passes). The fetch list
+is partitioned by host, so that all URLs of one host are in one partition and no two
+fetch tasks ever talk to the same host.
 Exit code 1 when nothing is due (as Nutch's Generator), with no segment written.
 """
 
 from __future__ import annotations
 
 import sys
+from functools import reduce
 
 from crawldb import status as st
+from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
 from jobs.common import delta_commit_message, job_main, job_parser, now_ms, progress
 from jobs.layout import DataDir
-from jobs.store import read_crawldb
+from jobs.store import read_crawldb, upgrade_crawldb
+from lib.domains import registered_domain
 
 
 def build_parser():
@@ -40,8 +47,54 @@ def fetch_partitions(spark, conf) -> int:
     return configured if configured > 0 else spark.sparkContext.defaultParallelism
 
 
+def with_priority(due, conf, now: int):
+    """The due rows with their ``priority`` and ``tier`` (crawldb.priority)."""
+    from pyspark.sql import functions as F
+
+    highest = due.agg(F.max("pagerank").alias("pr"), F.max("score").alias("score")).collect()[0]
+    importance = F.coalesce(
+        F.col("pagerank") / F.lit(highest["pr"]) if highest["pr"] else F.lit(None),
+        F.col("score") / F.lit(highest["score"]) if highest["score"] else F.lit(None),
+        F.lit(0.0),
+    )
+    since_fetch = (F.lit(now) - F.unix_millis("last_fetch_time")) / 1000.0
+    # greatest() skips NULLs, so a URL never fetched is told apart first
+    elapsed = F.when(F.col("last_fetch_time").isNull(), F.lit(NEVER_FETCHED)).otherwise(
+        F.greatest(since_fetch, F.lit(0.0)) / F.col("fetch_interval")
+    )
+    value = priority(
+        importance,
+        elapsed,
+        F.coalesce("change_count", F.lit(0)),
+        F.coalesce("revisit_count", F.lit(0)),
+        F.coalesce("depth", F.lit(0)),
+        F.coalesce("retries", F.lit(0)),
+        conf,
+        exp=F.exp,
+    )
+    tier = (
+        F.when(F.col("priority") >= conf["generate.tier.high.min"], "high")
+        .when(F.col("priority") >= conf["generate.tier.medium.min"], "medium")
+        .otherwise("low")
+    )
+    return due.withColumn("priority", value).withColumn("tier", tier)
+
+
+def count_key(conf):
+    """The column ``generate.max.count`` counts by: host, or registered domain."""
+    from pyspark.sql import functions as F
+
+    mode = conf["generate.count.mode"]
+    if mode == "host":
+        return F.col("host")
+    if mode == "domain":
+        return F.udf(registered_domain, "string")(F.col("host"))
+    raise ValueError(f"generate.count.mode must be host or domain, not {mode!r}")
+
+
 def select_due(crawldb, conf, now: int):
-    """The fetch list rows: due, above the minimum score, capped per host and in all."""
+    """The fetch list rows: due, above the minimum score, not generated already, capped
+    per host (or domain), then the best of each priority tier within the budget."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -49,7 +102,11 @@ def select_due(crawldb, conf, now: int):
         (F.unix_millis("fetch_time") <= F.lit(now))
         & (F.col("score") >= F.lit(conf["generate.min.score"]))
     )
-    best_first = [F.col("score").desc(), F.col("depth").asc(), F.col("url").asc()]
+    if conf["generate.update.crawldb"]:
+        free_after = F.unix_millis("generate_time") + F.lit(conf["crawl.gen.delay"])
+        due = due.where(F.col("generate_time").isNull() | (free_after <= F.lit(now)))
+    due = with_priority(due, conf, now)
+    best_first = [F.col("priority").desc(), F.col("depth").asc(), F.col("url").asc()]
     # One URL per dedup key (lib.urls.UrlNormalizer): variants of a page are not all
     # fetched; the one that answered with content is preferred over a redirect.
     redirect_last = F.col("status").isin(st.REDIR_PERM, st.REDIR_TEMP).cast("int")
@@ -58,27 +115,39 @@ def select_due(crawldb, conf, now: int):
     due = due.where(F.col("_variant") == 1).drop("_variant")
     per_host = conf["generate.max.count"]
     if per_host >= 0:
-        rank = F.row_number().over(Window.partitionBy("host").orderBy(*best_first))
+        rank = F.row_number().over(Window.partitionBy(count_key(conf)).orderBy(*best_first))
         due = due.withColumn("_rank", rank).where(F.col("_rank") <= per_host).drop("_rank")
-    top_n = conf["generate.topN"]
-    if top_n >= 0:
-        due = due.orderBy(*best_first).limit(top_n)
-    return due.select(*FETCHLIST.names)
+    due = due.select(*FETCHLIST.names)
+    budget = conf["generate.topN"]
+    return due if budget < 0 else within_budget(due, budget, conf, best_first)
+
+
+def within_budget(due, budget: int, conf, best_first):
+    """The best URLs of each tier, as many as its quota of the budget."""
+    due = due.cache()
+    counts = {r["tier"]: r["count"] for r in due.groupBy("tier").count().collect()}
+    quotas = tier_quotas(budget, [counts.get(t, 0) for t in TIERS], conf["generate.tier.shares"])
+    chosen = [
+        due.where(due["tier"] == name).orderBy(*best_first).limit(quota)
+        for name, quota in zip(TIERS, quotas, strict=True)
+        if quota
+    ]
+    return reduce(lambda a, b: a.unionByName(b), chosen) if chosen else due.limit(0)
 
 
 def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     """Write a new segment's fetch list; returns its name, or None when nothing is due."""
-    from pyspark.sql import functions as F
-
+    check_weights(conf)
     now = shifted_now(now_ms(), add_days)
     crawldb = read_crawldb(spark, data)
     selected = select_due(crawldb, conf, now).cache()
-    figures = selected.agg(F.count("*").alias("urls"), F.countDistinct("host").alias("hosts"))
-    count, hosts = figures.collect()[0]
+    tiers = {r["tier"]: r["count"] for r in selected.groupBy("tier").count().collect()}
+    count = sum(tiers.values())
     if count == 0:
         selected.unpersist()
         progress("generate", [("urls due", 0)])
         return None
+    hosts = selected.select("host").distinct().count()
     name = data.new_segment_name()
     segment = data.segment(name)
     partitions = fetch_partitions(spark, conf)
@@ -86,10 +155,36 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
         selected.repartition(partitions, "host").write.format("delta").save(
             segment.table("fetchlist")
         )
+    if conf["generate.update.crawldb"]:
+        mark_generated(spark, data, segment, now)
     selected.unpersist()
-    segment.mark("generated", {"urls": count, "hosts": hosts, "partitions": partitions})
-    progress("generate", [("urls", count), ("hosts", hosts), ("segment", name)])
+    tiers = {t: tiers.get(t, 0) for t in TIERS}
+    segment.mark(
+        "generated", {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
+    )
+    progress(
+        "generate",
+        [("urls", count), ("hosts", hosts), *tiers.items(), ("segment", name)],
+    )
     return name
+
+
+def mark_generated(spark, data: DataDir, segment, now: int) -> None:
+    """Stamp the fetch list's URLs with ``generate_time`` (generate.update.crawldb)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    upgrade_crawldb(spark, data)
+    listed = spark.read.format("delta").load(segment.table("fetchlist")).select("url")
+    stamp = F.timestamp_millis(F.lit(now))
+    with delta_commit_message(spark, f"trawl generate mark segment={segment.name}"):
+        (
+            DeltaTable.forPath(spark, data.crawldb)
+            .alias("t")
+            .merge(listed.alias("s"), "t.url = s.url")
+            .whenMatchedUpdate(set={"generate_time": stamp})
+            .execute()
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,12 @@
 """generate on Spark: due URLs, best first, capped per host and in all, one host per partition."""
 
+import time
+
 import pytest
 from pyspark.sql import functions as F
 
 from crawldb.merge import new_row
+from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
 from crawldb.schema import CRAWLDB
 from jobs.common import rows_to_df
 from jobs.generate import generate, select_due
@@ -44,7 +47,24 @@ def test_due_and_min_score(crawldb):
     assert "http://h0.test/0" not in urls and "http://h0.test/1" not in urls
 
 
-def test_caps_per_host_and_in_all_keep_the_best(crawldb):
+def expected_priorities(rows) -> dict[str, float]:
+    """The formula of crawldb.priority applied in Python to due, never-fetched rows."""
+    conf = load_config()
+    due = [r for r in rows if r["fetch_time"] <= NOW and r["score"] >= 0]
+    top = max(r["score"] for r in due)
+    return {
+        r["url"]: priority(r["score"] / top, NEVER_FETCHED, 0, 0, r["depth"], 0, conf) for r in due
+    }
+
+
+def test_spark_priority_is_the_formula(crawldb):
+    chosen = select_due(crawldb, load_config(), NOW).collect()
+    expected = expected_priorities(crawldb_rows())
+    assert {r["url"]: r["priority"] for r in chosen} == pytest.approx(expected)
+    assert all(r["tier"] == tier(r["priority"], load_config()) for r in chosen)
+
+
+def test_caps_per_host_and_in_all_keep_the_best_of_each_tier(crawldb):
     conf = load_config(overrides=["generate.max.count=2", "generate.topN=7"])
     chosen = select_due(crawldb, conf, NOW).collect()
     assert len(chosen) == 7
@@ -52,8 +72,19 @@ def test_caps_per_host_and_in_all_keep_the_best(crawldb):
     for row in chosen:
         per_host.setdefault(row["host"], []).append(row["url"])
     assert all(len(urls) <= 2 for urls in per_host.values())
-    assert sorted(per_host) == ["h2.test", "h3.test", "h4.test", "h5.test"]
-    assert set(per_host["h5.test"]) == {"http://h5.test/4", "http://h5.test/3"}
+    # Expected from the formula: the host cap first, then each tier's quota, best first.
+    values = expected_priorities(crawldb_rows())
+    capped = []
+    for host in {url.split("/")[2] for url in values}:
+        mine = sorted((u for u in values if u.split("/")[2] == host), key=lambda u: -values[u])
+        capped += mine[:2]
+    by_tier = {
+        name: sorted((u for u in capped if tier(values[u], conf) == name), key=lambda u: -values[u])
+        for name in TIERS
+    }
+    quotas = tier_quotas(7, [len(by_tier[t]) for t in TIERS], conf["generate.tier.shares"])
+    expected = {u for name, q in zip(TIERS, quotas, strict=True) for u in by_tier[name][:q]}
+    assert {r["url"] for r in chosen} == expected
 
 
 def test_fetch_list_puts_each_host_in_one_partition(spark, tmp_path):
@@ -74,3 +105,57 @@ def test_fetch_list_puts_each_host_in_one_partition(spark, tmp_path):
     assert all(r["files"] == 1 for r in files_per_host)
     assert data.segment(name).summary("generated")["urls"] == fetchlist.count()
     assert generate(spark, load_config(overrides=["generate.min.score=100"]), data) is None
+
+
+def budget_crawldb_rows() -> list[dict]:
+    """A frontier of 90 URLs on 9 hosts: 30 new pages of high score, 30 new pages of low
+    score, 30 stable pages (fetched 3 times, never changed) of low score, just due."""
+    rows = []
+    day_ms = 86_400_000
+    now = int(time.time() * 1000)  # generate() reads the real clock
+    for i in range(90):
+        kind = ("top", "new", "stable")[i // 30]
+        row = new_row(
+            f"http://b{i % 9}.test/{kind}/{i}",
+            f"b{i % 9}.test",
+            now - 1000,
+            score=10.0 + i if kind == "top" else 0.5 + i / 100,
+            depth=1,
+            fetch_interval=86_400,
+        )
+        if kind == "stable":
+            row.update(
+                status="fetched",
+                content_hash="h",
+                fetch_count=3,
+                revisit_count=2,
+                last_fetch_time=now - day_ms,
+                fetch_time=now - 1000,
+            )
+        rows.append(row)
+    return rows
+
+
+def test_a_budget_takes_the_best_first_and_every_tier_gets_its_share(spark, tmp_path):
+    data = DataDir.at(tmp_path / "data")
+    ensure_crawldb(spark, data)
+    rows = spark.sparkContext.parallelize(budget_crawldb_rows())
+    merge_rows(spark, data, rows_to_df(spark, rows, CRAWLDB), "test")
+    conf = load_config(overrides=["generate.topN=20", "generate.update.crawldb=true"])
+    first = generate(spark, conf, data)
+    listed = spark.read.format("delta").load(data.segment(first).table("fetchlist")).collect()
+    tiers = {name: [r for r in listed if r["tier"] == name] for name in TIERS}
+    assert {name: len(rows) for name, rows in tiers.items()} == {"high": 12, "medium": 5, "low": 3}
+    # high tier: the 12 best scores of the 30 "top" pages; low tier: stable pages only
+    assert sorted(int(r["url"].rsplit("/", 1)[1]) for r in tiers["high"]) == list(range(18, 30))
+    assert all("/stable/" in r["url"] for r in tiers["low"])
+    assert min(r["priority"] for r in tiers["high"]) > max(r["priority"] for r in tiers["medium"])
+    summary = data.segment(first).summary("generated")
+    assert summary["tiers"] == {"high": 12, "medium": 5, "low": 3}
+    # A second generate before updatedb (overlapping rounds) takes none of the same URLs.
+    second = generate(spark, conf, data)
+    again = spark.read.format("delta").load(data.segment(second).table("fetchlist")).collect()
+    assert len(again) == 20 and not {r["url"] for r in again} & {r["url"] for r in listed}
+    assert sorted(int(r["url"].rsplit("/", 1)[1]) for r in again if r["tier"] == "high") == list(
+        range(6, 18)
+    )

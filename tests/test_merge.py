@@ -154,10 +154,12 @@ def test_duplicate_stays_duplicate_and_waits_longer_until_it_changes():
     duplicate = row(st.DUPLICATE, content_hash="h1", duplicate_of="http://a.test/kept")
     same = apply_fetch(duplicate, fetch(st.SUCCESS, 200), "s1", CONF)
     assert same["status"] == st.DUPLICATE and same["duplicate_of"] == "http://a.test/kept"
-    assert same["fetch_time"] == FETCHED_AT + int(INTERVAL_MS * factor)
+    assert same["fetch_interval"] > duplicate["fetch_interval"]  # unchanged: adapted longer
+    assert same["fetch_time"] == FETCHED_AT + int(same["fetch_interval"] * 1000 * factor)
     changed = apply_fetch(duplicate, fetch(st.SUCCESS, 200, content_hash="h2"), "s1", CONF)
-    assert changed["status"] == st.FETCHED and changed["fetch_time"] == FETCHED_AT + INTERVAL_MS
-    assert changed["duplicate_of"] is None
+    assert changed["status"] == st.FETCHED and changed["duplicate_of"] is None
+    assert changed["fetch_interval"] < duplicate["fetch_interval"]
+    assert changed["fetch_time"] == FETCHED_AT + changed["fetch_interval"] * 1000
 
 
 def test_only_a_same_site_canonical_other_than_the_page_is_kept():

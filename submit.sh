@@ -24,6 +24,7 @@ run a command with --help for its own options):
   updatedb   merge a segment into the crawldb
   readdb     crawldb statistics (--stats [--json]), dump (--dump OUT), one URL (--url URL)
   dedup      mark exact (SHA-256) and near (SimHash) duplicates in the crawldb
+  rank       PageRank over the link graph, written to the crawldb (pagerank)
 
 Other commands:
   demo       start the bundled test web, crawl it for 3 rounds, print stats
@@ -89,7 +90,7 @@ run_job() {
 command="${1:-}"
 [[ -n "$command" ]] && shift
 case "$command" in
-  crawl|inject|generate|fetch|parse|updatedb|readdb|dedup|demo)
+  crawl|inject|generate|fetch|parse|updatedb|readdb|dedup|rank|demo)
     bootstrap; run_job "$command" "$@" ;;
   test)
     bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;

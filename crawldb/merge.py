@@ -136,6 +136,9 @@ def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> 
         new.update(status=_REDIRECT_STATUS[outcome], redirect_to=fetch["redirect_to"])
     elif outcome == st.NOT_MODIFIED:
         new["status"] = st.NOTMODIFIED
+        # A 304 may repeat or update the validators; without them the old ones stand.
+        new["etag"] = fetch.get("etag") or row.get("etag")
+        new["last_modified"] = fetch.get("last_modified") or row.get("last_modified")
         if row.get("content_hash") is not None:
             _adapt_interval(new, row, changed=False, conf=conf)
     elif outcome in _FINAL_FAILURE:

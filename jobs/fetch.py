@@ -97,6 +97,8 @@ def with_robots(fetchlist, robots):
         "host",
         "depth",
         "score",
+        "etag",
+        "last_modified",
         F.lit(None).cast("int").alias("robots_status"),
         F.lit(None).cast("binary").alias("robots_body"),
     )
@@ -107,6 +109,8 @@ def with_robots(fetchlist, robots):
         "host",
         F.lit(None).cast("int").alias("depth"),
         F.lit(None).cast("double").alias("score"),
+        F.lit(None).cast("string").alias("etag"),
+        F.lit(None).cast("string").alias("last_modified"),
         "robots_status",
         "robots_body",
     )

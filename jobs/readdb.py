@@ -1,7 +1,8 @@
 """readdb: read the crawldb: statistics, a dump, or one URL's record.
 
 Usage: ``submit.sh readdb --data DIR (--stats [--json] | --dump OUT | --url URL)``.
-``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages;
+``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
+links rejected, freshness (due, overdue, fetched within interval, ages; jobs.freshness);
 ``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--url URL``: one record
 (the URL is normalized first), as JSON.
 """
@@ -12,7 +13,8 @@ import json
 import sys
 
 from crawldb import status as st
-from jobs.common import job_main, job_parser
+from jobs.common import job_main, job_parser, now_ms
+from jobs.freshness import freshness
 from jobs.layout import DataDir
 from jobs.store import read_crawldb
 from lib.urls import normalize
@@ -36,6 +38,7 @@ def run(spark, conf, args) -> int:
     if args.stats:
         figures = stats(crawldb)
         figures["rejected"] = rejected_links(data)
+        figures["freshness"] = freshness(crawldb, now_ms())
         print(json.dumps(figures, indent=2, sort_keys=True) if args.json else format_stats(figures))
         return 0
     if args.dump:
@@ -102,6 +105,13 @@ def format_stats(figures: dict) -> str:
     lines += [f"status {name}:\t{count}" for name, count in figures["status"].items()]
     lines += [f"reason {name}:\t{count}" for name, count in figures["reason"].items()]
     lines += [f"rejected {name}:\t{count}" for name, count in figures.get("rejected", {}).items()]
+    if "freshness" in figures:
+        fresh = figures["freshness"]
+        lines += [
+            f"due now:\t{fresh['due']:.1%} of urls ({fresh['overdue']:.1%} overdue)",
+            f"fetched within interval:\t{fresh['fresh']:.1%} of {fresh['pages']} pages",
+        ]
+        lines += [f"age {name} days:\t{count}" for name, count in fresh["age_days"].items()]
     return "\n".join(lines)
 
 

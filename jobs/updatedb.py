@@ -29,6 +29,7 @@ from jobs.common import (
     with_millis,
 )
 from jobs.fetch import pages
+from jobs.freshness import freshness
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.store import merge_rows, read_crawldb
 from lib.domains import same_site
@@ -179,7 +180,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     changed.unpersist()
     old.unpersist()
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
-    summary["crawldb"] = read_crawldb(spark, data).count()
+    summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
+    summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected_counts(spark, segment, refused)
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)

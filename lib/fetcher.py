@@ -61,6 +61,17 @@ class FetchItem:
     origin: str = "fetchlist"
     hops: int = 0
     attempts: int = 0
+    etag: str | None = None  # validators of the copy fetched before: a conditional request
+    last_modified: str | None = None
+
+    def conditional_headers(self) -> dict[str, str]:
+        """If-None-Match / If-Modified-Since for a re-fetch (RFC 9110 13.1)."""
+        headers = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
 
 
 @dataclass(frozen=True)
@@ -145,7 +156,14 @@ class PartitionFetcher:
             self.seen.add(url)
             if host not in self.hosts:
                 self._add_host(host, url)
-            self.scheduler.add(host, FetchItem(url, row["depth"], row["score"]))
+            item = FetchItem(
+                url,
+                row["depth"],
+                row["score"],
+                etag=row.get("etag"),
+                last_modified=row.get("last_modified"),
+            )
+            self.scheduler.add(host, item)
         if self.attempt > 0:
             start = time.monotonic()
             for host, state in self.hosts.items():
@@ -189,7 +207,7 @@ class PartitionFetcher:
             return self._fetch_robots(host, task)
         if self._refused_before_request(host, task):
             return None
-        exchange = self.client.get(task.url)
+        exchange = self.client.get(task.url, task.conditional_headers())
         verdict = self.hosts[host].after(
             exchange.duration_ms / 1000.0,
             exchange.status,

@@ -4,8 +4,10 @@ A ``WarcFile`` is written under a temporary name and renamed when closed, so tha
 reader (or a retried Spark task, which rewrites the same name) never sees half a file.
 Each file opens with a ``warcinfo`` record; each exchange that got an answer adds a
 ``request`` and a ``response`` record, linked by ``WARC-Concurrent-To``, with block and
-payload digests. The response body is stored as received (still content-encoded);
-since the de-chunked body is stored, ``Transfer-Encoding`` is renamed
+payload digests; a 304 answer to a conditional request is a ``revisit`` record (profile
+``server-not-modified``, headers only) instead of a response, as Heritrix writes it.
+The response body is stored as received (still content-encoded); since the de-chunked
+body is stored, ``Transfer-Encoding`` is renamed
 ``X-Crawler-Transfer-Encoding`` as Common Crawl does, and a body cut at the content
 limit is marked ``WARC-Truncated: length``.
 """
@@ -23,6 +25,8 @@ from warcio.warcwriter import WARCWriter
 from lib.http import Exchange
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+# WARC 1.1 section 6.7.3: a 304 to a conditional request, stored as headers only.
+REVISIT_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 
 def warc_date(epoch_seconds: float) -> str:
@@ -47,9 +51,10 @@ class WarcFile:
     def write_exchange(self, exchange: Exchange) -> int:
         """Write the request and response records; returns the response record's offset."""
         date = warc_date(exchange.started)
+        not_modified = exchange.status == 304
         response = self._writer.create_warc_record(
             exchange.url,
-            "response",
+            "revisit" if not_modified else "response",
             payload=io.BytesIO(exchange.raw_body),
             http_headers=StatusAndHeaders(
                 f"{exchange.status} {exchange.reason_phrase}".strip(),
@@ -95,6 +100,8 @@ def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def _response_warc_headers(date: str, exchange: Exchange) -> dict[str, str]:
     headers = {"WARC-Date": date}
+    if exchange.status == 304:
+        headers["WARC-Profile"] = REVISIT_NOT_MODIFIED
     if exchange.truncated:
         headers["WARC-Truncated"] = "length"
     return headers

@@ -4,7 +4,7 @@ from base64 import b32encode
 from warcio.archiveiterator import ArchiveIterator
 
 from lib.http import Exchange
-from lib.warc import WarcFile
+from lib.warc import REVISIT_NOT_MODIFIED, WarcFile
 
 
 def exchange(url, body, status=200, truncated=False):
@@ -66,3 +66,17 @@ def test_abort_leaves_nothing(tmp_path):
     warc = WarcFile(str(path), {})
     warc.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_304_is_a_header_only_revisit_record(tmp_path):
+    path = tmp_path / "revisit.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    offset = warc.write_exchange(exchange("http://a.test/same", b"", status=304))
+    warc.close()
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        record = next(iter(ArchiveIterator(stream, check_digests="raise")))
+        assert record.rec_type == "revisit"
+        assert record.rec_headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
+        assert record.http_headers.get_statuscode() == "304"
+        assert record.content_stream().read() == b""

@@ -13,10 +13,11 @@ import json
 import socket
 import threading
 import time
+from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from testweb.site import Site
+from testweb.site import Response, Site
 
 
 class RequestLog:
@@ -53,7 +54,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         self._start = time.time()
         self._logged = False
-        response = self.server.site.respond(self._host, self.path, self.server.hit(self.path))
+        hit = self.server.hit(self.path)
+        response = self.server.site.respond(self._host, self.path, hit, self.server.web.epoch)
+        response = not_modified(response, self.headers) or response
         self._status = response.status
         if response.delay_ms:
             time.sleep(response.delay_ms / 1000.0)
@@ -79,6 +82,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "path": self.path,
                 "ua": self.headers.get("User-Agent", ""),
                 "status": self._status,
+                "if_none_match": self.headers.get("If-None-Match"),
+                "if_modified_since": self.headers.get("If-Modified-Since"),
                 "start": self._start,
                 "end": time.time(),
                 "client": self.client_address[1],
@@ -123,8 +128,9 @@ class _HostServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address, site: Site, log: RequestLog):
+    def __init__(self, address, site: Site, log: RequestLog, web: TestWeb):
         self.site = site
+        self.web = web  # shared state of all hosts: the epoch
         self.log = log
         self._hits: dict[str, int] = {}
         self._hits_lock = threading.Lock()
@@ -141,6 +147,29 @@ class _HostServer(ThreadingHTTPServer):
         """A client that hangs up early (content limit, timeout) is normal here."""
 
 
+def not_modified(response: Response, request_headers) -> Response | None:
+    """A 304 for a conditional request whose validator still matches (RFC 9110 13.1):
+    If-None-Match against the ETag; else If-Modified-Since against Last-Modified."""
+    if response.status != 200:
+        return None
+    headers = dict(response.headers)
+    etag, modified = headers.get("ETag"), headers.get("Last-Modified")
+    validators = tuple((k, v) for k, v in response.headers if k in ("ETag", "Last-Modified"))
+    asked_etag = request_headers.get("If-None-Match")
+    if asked_etag is not None:
+        tags = [tag.strip() for tag in asked_etag.split(",")]
+        matches = etag is not None and (etag in tags or "*" in tags)
+        return Response(304, b"", headers=validators) if matches else None
+    asked_date = request_headers.get("If-Modified-Since")
+    if asked_date and modified:
+        try:
+            fresh = parsedate_to_datetime(modified) <= parsedate_to_datetime(asked_date)
+        except (TypeError, ValueError):
+            return None
+        return Response(304, b"", headers=validators) if fresh else None
+    return None
+
+
 class TestWeb:
     """All hosts of a ``Site``, served from threads of this process."""
 
@@ -151,8 +180,9 @@ class TestWeb:
         self.servers: list[_HostServer] = []
         port = port or _free_port(hosts[0])
         self.site = Site(tuple(hosts), port, **site_options)
+        self.epoch = 0  # pages under /fresh/ change when it advances
         for host in hosts:
-            self.servers.append(_HostServer((host, port), self.site, self.log))
+            self.servers.append(_HostServer((host, port), self.site, self.log, self))
 
     def start(self) -> TestWeb:
         """Serve every host in a background thread."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import random
 import time
 from dataclasses import dataclass
@@ -89,12 +90,15 @@ class Site:
         """Index of the host playing ``role``."""
         return self.ring + SPECIAL_ROLES.index(role)
 
-    def respond(self, host: str, path: str, hit: int = 0) -> Response:
+    def respond(self, host: str, path: str, hit: int = 0, epoch: int = 0) -> Response:
         """The response of host ``host`` for ``path`` (query string included), asked for
-        the ``hit``-th time before."""
+        the ``hit``-th time before, in the web's ``epoch`` (pages under /fresh/ change
+        between epochs)."""
         index = self.hosts.index(host)
         route = path.split("?", 1)[0]
         role = self.role(index)
+        if route.startswith("/fresh/") and route[7:].isdigit() and role is None:
+            return _fresh_page(index, int(route[7:]), epoch)
         if route.startswith("/robots"):
             return self._robots(index, route)
         if role == "failing":
@@ -155,6 +159,29 @@ class Site:
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
         return _html(f"Host {index} page {k}", links, _words(index, k, edit))
+
+
+FRESH_PAGES = 20
+EPOCH_ZERO = 1_767_225_600  # 2026-01-01T00:00:00Z: the web's first epoch; one day each
+
+
+def fresh_changes(number: int) -> bool:
+    """Whether /fresh/k changes between epochs: even pages do, odd pages never."""
+    return number % 2 == 0
+
+
+def _fresh_page(index: int, number: int, epoch: int) -> Response:
+    """A page with validators (ETag, Last-Modified): even pages get new text every epoch,
+    odd pages keep theirs. The server answers conditional requests with 304."""
+    if not 1 <= number <= FRESH_PAGES:
+        return Response(404, b"<html><body>not found</body></html>")
+    version = epoch if fresh_changes(number) else 0
+    body = _html_bytes(
+        f"Fresh {number} v{version}", [], _words(index, 1000 + 50 * number + version)
+    )
+    modified = formatdate(EPOCH_ZERO + version * 86_400, usegmt=True)
+    etag = f'"{hashlib.sha1(body).hexdigest()[:16]}"'
+    return Response(200, body, headers=(("ETag", etag), ("Last-Modified", modified)))
 
 
 TRAP_PAGES = 6

@@ -1,0 +1,122 @@
+"""Re-crawl on Spark against the local web: conditional requests, 304s, adapted intervals.
+
+Host 0's /fresh/1-20 carry ETag and Last-Modified; even pages change when the web's epoch
+advances, odd pages never do, and the server answers a conditional request whose
+validator still matches with 304. Round 1 fetches them; the epoch advances; round 2
+runs 31 days later (``--adddays 31``, past the 30-day default interval).
+"""
+
+import pytest
+from conftest import TEST_SERVER_DELAY
+from warcio.archiveiterator import ArchiveIterator
+from weblog import entries_for
+
+from crawldb import status as st
+from jobs import crawl
+from jobs.freshness import freshness
+from jobs.layout import DataDir
+from lib.warc import REVISIT_NOT_MODIFIED
+from testweb.site import FRESH_PAGES, fresh_changes
+
+pytestmark = [pytest.mark.spark, pytest.mark.web]
+AGENT_URL = "https://trawl.invalid/test-recrawl"
+DAY = 86_400
+
+
+@pytest.fixture(scope="module")
+def recrawled(spark, web, tmp_path_factory):
+    root = tmp_path_factory.mktemp("recrawl")
+    base = web.site.base(0)
+    seeds = root / "seeds.txt"
+    seeds.write_text("".join(f"{base}/fresh/{k}\n" for k in range(1, FRESH_PAGES + 1)))
+    data = root / "data"
+    args = ["--data", str(data)]
+    for setting in (
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "fetcher.allow.private.networks=true",
+        f"http.agent.url={AGENT_URL}",
+        "db.max.depth=0",
+    ):
+        args += ["--conf", setting]
+    assert crawl.main(["--seeds", str(seeds), "--rounds", "1", *args]) == 0
+    first = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
+    web.epoch += 1
+    try:
+        assert crawl.main(["--rounds", "1", "--adddays", "31", *args]) == 0
+    finally:
+        web.epoch -= 1
+    second = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
+    log = [e for e in entries_for(web, AGENT_URL) if e["path"].startswith("/fresh/")]
+    return DataDir.at(data), base, first, second, log
+
+
+def test_conditional_requests_for_refetches(recrawled):
+    _, _, _, _, log = recrawled
+    ordered = sorted(log, key=lambda e: e["start"])
+    firsts, again = {}, []
+    for entry in ordered:
+        if entry["path"] in firsts:
+            again.append(entry)
+        else:
+            firsts[entry["path"]] = entry
+    assert len(firsts) == FRESH_PAGES and len(again) == FRESH_PAGES
+    assert not [e for e in firsts.values() if e["if_none_match"] or e["if_modified_since"]]
+    conditional = [e for e in again if e["if_none_match"] and e["if_modified_since"]]
+    assert len(conditional) / len(again) >= 0.95
+    for entry in again:
+        number = int(entry["path"].rsplit("/", 1)[1])
+        assert entry["status"] == (200 if fresh_changes(number) else 304), entry["path"]
+
+
+def test_unchanged_pages_wait_longer_and_changed_pages_shorter(recrawled):
+    _, base, first, second, _ = recrawled
+    for number in range(1, FRESH_PAGES + 1):
+        url = f"{base}/fresh/{number}"
+        before, after = first[url], second[url]
+        assert before["fetch_interval"] == 30 * DAY and before["revisit_count"] == 0
+        assert after["revisit_count"] == 1 and after["fetch_count"] == 2
+        if fresh_changes(number):
+            assert after["status"] == st.FETCHED and after["change_count"] == 1
+            assert after["content_hash"] != before["content_hash"]
+            assert after["fetch_interval"] == DAY  # changed at every re-fetch: daily
+        else:
+            assert after["status"] == st.NOTMODIFIED and after["change_count"] == 0
+            assert after["content_hash"] == before["content_hash"]
+            assert after["etag"] == before["etag"]
+            assert after["fetch_interval"] == 42 * DAY  # 30 days x (1 + 0.4)
+        assert after["fetch_time"] > after["last_fetch_time"]
+
+
+def test_304s_are_warc_revisit_records(recrawled):
+    data, base, _, _, _ = recrawled
+    last = data.segment(data.segment_names()[-1])
+    revisits, responses = [], []
+    for path in sorted((last.path / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                if not uri or "/fresh/" not in uri:
+                    continue
+                if record.rec_type == "revisit":
+                    assert record.rec_headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
+                    assert record.http_headers.get_statuscode() == "304"
+                    revisits.append(uri)
+                elif record.rec_type == "response":
+                    responses.append(uri)
+    unchanged = [f"{base}/fresh/{k}" for k in range(1, FRESH_PAGES + 1) if not fresh_changes(k)]
+    changed = [f"{base}/fresh/{k}" for k in range(1, FRESH_PAGES + 1) if fresh_changes(k)]
+    assert sorted(revisits) == sorted(unchanged)
+    assert sorted(responses) == sorted(changed)
+
+
+def test_freshness_figures(spark, recrawled):
+    data, _, _, second, _ = recrawled
+    summary = data.segment(data.segment_names()[-1]).summary("updated")["freshness"]
+    assert summary["pages"] == FRESH_PAGES == summary["urls"]
+    assert (summary["due"], summary["overdue"], summary["fresh"]) == (0.0, 0.0, 1.0)
+    assert summary["age_days"]["<1"] == FRESH_PAGES
+    # 31 days on: the changed pages (daily) are due and overdue, the unchanged (42 days) not
+    later = max(r["last_fetch_time"].timestamp() for r in second.values()) * 1000 + 31 * DAY * 1000
+    figures = freshness(spark.read.format("delta").load(data.crawldb), int(later))
+    assert (figures["due"], figures["overdue"], figures["fresh"]) == (0.5, 0.5, 0.5)
+    assert figures["age_days"]["30-90"] == FRESH_PAGES

@@ -88,8 +88,13 @@ def merge_inject(old: Row | None, injected: Row, update: bool) -> Row:
 
 
 def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, conf) -> Row:
-    """A URL reached by links (``links``: least ``depth``, summed ``score``, its
-    ``dedup_key``) this round."""
+    """A URL reached by links or listed in a sitemap this round (``links``: least
+    ``depth``, summed ``score``, its ``dedup_key``; from sitemaps, the newest ``lastmod``
+    in epoch ms and the shortest ``changefreq`` in seconds).
+
+    A new URL with a changefreq starts with it as its interval; a known page whose
+    lastmod is newer than its last fetch is due at once."""
+    changefreq, lastmod = links.get("changefreq"), links.get("lastmod")
     if old is None:
         return new_row(
             url,
@@ -97,12 +102,15 @@ def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, c
             now_ms,
             score=links["score"],
             depth=links["depth"],
-            fetch_interval=conf["db.fetch.interval.default"],
+            fetch_interval=changefreq or conf["db.fetch.interval.default"],
             dedup_key=links.get("dedup_key"),
         )
     merged = dict(old)
     if old["depth"] is None or links["depth"] < old["depth"]:
         merged["depth"] = links["depth"]
+    last_fetch = old.get("last_fetch_time")
+    if lastmod and last_fetch and lastmod > last_fetch and old["fetch_time"] > now_ms:
+        merged["fetch_time"] = now_ms  # changed since we fetched it, says its sitemap
     return merged
 
 

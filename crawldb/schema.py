@@ -125,6 +125,17 @@ FETCH = Table(
     ),
 )
 
+SITEMAPS = Table(
+    "sitemaps",
+    (
+        ("url", "STRING"),  # normalized, filtered, on the sitemap's own host
+        ("lastmod", "TIMESTAMP"),
+        ("changefreq", "INT"),  # seconds (daily: 86400)
+        ("priority", "DOUBLE"),  # 0-1, NULL when not given
+        ("sitemap", "STRING"),  # the sitemap that lists it
+    ),
+)
+
 ROBOTS = Table(
     "robots",
     (

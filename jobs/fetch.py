@@ -25,7 +25,13 @@ from jobs.common import (
 from jobs.generate import fetch_partitions
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.robots_cache import fresh_robots, store_robots
-from lib.fetcher import ORIGIN_PROBE, ORIGIN_ROBOTS, CachedRobots, PartitionFetcher
+from lib.fetcher import (
+    ORIGIN_PROBE,
+    ORIGIN_ROBOTS,
+    ORIGIN_SITEMAP,
+    CachedRobots,
+    PartitionFetcher,
+)
 from lib.http import user_agent
 from lib.warc import WarcFile
 
@@ -157,17 +163,20 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     from pyspark.sql import functions as F
 
     table = spark.read.format("delta").load(segment.table("fetch"))
-    page = ~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_PROBE)
+    page = ~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_PROBE, ORIGIN_SITEMAP)
+    robots = F.col("origin") == ORIGIN_ROBOTS
+    sitemap = (F.col("origin") == ORIGIN_SITEMAP) & (F.col("fetch_status") == st.SUCCESS)
     figures = table.agg(
         F.sum(page.cast("int")).alias("urls"),
-        F.sum((~page & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
+        F.sum((robots & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
+        F.sum(sitemap.cast("int")).alias("sitemaps"),
         F.sum((page & (F.col("fetch_status") == st.SUCCESS)).cast("int")).alias("pages"),
         F.sum((page & F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND)).cast("int")).alias(
             "errors"
         ),
         F.coalesce(F.sum(F.when(page, F.col("content_length"))), F.lit(0)).alias("bytes"),
     ).collect()[0]
-    keys = ("urls", "pages", "errors", "bytes", "robots_answers")
+    keys = ("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps")
     summary = {key: int(figures[key] or 0) for key in keys}
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
@@ -175,11 +184,11 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
 
 
 def pages(fetched):
-    """The rows of a fetch table that are pages (robots.txt rows left out; soft-404 probes
-    stay, parse needs their fingerprints)."""
+    """The rows of a fetch table that are pages (robots.txt and sitemap rows left out;
+    soft-404 probes stay, parse needs their fingerprints)."""
     from pyspark.sql import functions as F
 
-    return fetched.where(F.col("origin") != ORIGIN_ROBOTS)
+    return fetched.where(~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_SITEMAP))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 Usage: ``submit.sh parse --data DIR [--segment NAME]`` (default: the oldest segment
 fetched but not parsed). Each successful fetch becomes one row: title, visible text,
-content hash, SimHash and normalized outlinks (``lib.parse.parse_page``).
+content hash, SimHash and normalized outlinks (``lib.parse.parse_pages``). Fetched
+sitemaps go to the segment's ``sitemaps`` table (``lib.sitemaps``), one row per entry.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from functools import partial
 
 from crawldb import status as st
-from crawldb.schema import PARSE
+from crawldb.schema import PARSE, SITEMAPS
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
@@ -23,7 +24,10 @@ from jobs.common import (
 )
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
+from lib.fetcher import ORIGIN_SITEMAP
 from lib.parse import parse_pages
+from lib.sitemaps import parse_sitemap
+from lib.urlfilter import UrlFilter, clean
 
 # A batch shares one vectorised SimHash pass; bounded so that big pages stay few.
 BATCH_PAGES = 256
@@ -89,6 +93,45 @@ def parse_table_row(url: str, result) -> dict:
     }
 
 
+def sitemap_entries(conf: dict, rows) -> Iterator[dict]:
+    """Spark task: the URL-set entries of fetched sitemaps, normalized and filtered."""
+    url_filter = UrlFilter(conf)  # once per partition
+    for row in rows:
+        parsed = parse_sitemap(
+            row["url"], bytes(row["content"] or b""), conf["sitemap.content.limit"]
+        )
+        if parsed.kind == "index":
+            continue  # the fetcher fetched the sitemaps it lists
+        for entry in parsed.entries:
+            key, _ = clean(entry.loc, url_filter)
+            if key is not None:
+                yield {
+                    "url": key,
+                    "lastmod": entry.lastmod_ms,
+                    "changefreq": entry.changefreq_s,
+                    "priority": entry.priority,
+                    "sitemap": row["url"],
+                }
+
+
+def parse_sitemaps(spark, conf, segment: Segment) -> int:
+    """Write the segment's sitemap entries to its ``sitemaps`` table; how many."""
+    from pyspark.sql import functions as F
+
+    if not segment.summary("fetched").get("sitemaps"):
+        return 0
+    fetched = spark.read.format("delta").load(segment.table("fetch"))
+    sitemaps = fetched.where(
+        (F.col("origin") == ORIGIN_SITEMAP) & (F.col("fetch_status") == st.SUCCESS)
+    ).select("url", "content")
+    rows = sitemaps.rdd.mapPartitions(partial(sitemap_entries, conf.as_dict()))
+    with delta_commit_message(spark, f"trawl parse sitemaps segment={segment.name}"):
+        rows_to_df(spark, rows, SITEMAPS).write.format("delta").mode("overwrite").save(
+            segment.table("sitemaps")
+        )
+    return spark.read.format("delta").load(segment.table("sitemaps")).count()
+
+
 def parse(spark, conf, segment: Segment) -> dict:
     """Parse the segment's successful fetches into its parse table."""
     from pyspark.sql import functions as F
@@ -110,9 +153,11 @@ def parse(spark, conf, segment: Segment) -> dict:
         F.coalesce(F.sum(F.size("outlinks")), F.lit(0)).alias("outlinks"),
     ).collect()[0]
     summary = {key: int(figures[key] or 0) for key in ("pages", "html", "failed", "outlinks")}
+    summary["sitemap_urls"] = parse_sitemaps(spark, conf, segment)
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("parsed", summary)
-    progress("parse", [(key, summary[key]) for key in ("pages", "html", "failed", "outlinks")])
+    keys = ("pages", "html", "failed", "outlinks", "sitemap_urls")
+    progress("parse", [(key, summary[key]) for key in keys])
     return summary
 
 

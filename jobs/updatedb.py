@@ -14,7 +14,7 @@ from functools import partial
 
 from crawldb import status as st
 from crawldb.merge import site_canonical, update_row
-from crawldb.schema import CRAWLDB, FETCH
+from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from crawldb.scoring import outlink_shares
 from jobs.admission import admit
 from jobs.common import (
@@ -36,7 +36,10 @@ from lib.domains import same_site
 from lib.fetcher import ORIGIN_PROBE
 from lib.urls import UrlNormalizer, host_of
 
-LINKS_DDL = "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN"
+LINKS_DDL = (
+    "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN,"
+    " lastmod BIGINT, changefreq INT"
+)
 
 
 def build_parser():
@@ -51,11 +54,12 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
 
 
-Link = tuple[int, float, bool]  # depth, score share, reached by a redirect
+# depth, score share, reached by a redirect, sitemap lastmod (ms), sitemap changefreq (s)
+Link = tuple[int, float, bool, int | None, int | None]
 
 
 def page_links(conf: dict, page) -> list[tuple[str, Link]]:
-    """``(target, (depth, score share, False))`` for each kept outlink of a parsed page."""
+    """``(target, Link)`` for each kept outlink of a parsed page."""
     targets = [link["url"] for link in page["outlinks"] or []]
     canonical = site_canonical(page["url"], page["host"], page["canonical"])
     if conf["dedup.canonical"] and canonical and canonical not in targets:
@@ -65,21 +69,34 @@ def page_links(conf: dict, page) -> list[tuple[str, Link]]:
         targets = [url for url in targets if same_site(host_of(url), page["host"], mode)]
     shares = outlink_shares(page["score"], page["host"], [host_of(u) for u in targets], conf)
     depth = page["depth"] + 1
-    return [(url, (depth, share, False)) for url, share in zip(targets, shares, strict=True)]
+    return [
+        (url, (depth, share, False, None, None)) for url, share in zip(targets, shares, strict=True)
+    ]
+
+
+def sitemap_link(conf: dict, entry) -> tuple[str, Link]:
+    """A sitemap entry as a link from the host's home page (depth 1), scored like a seed
+    times its priority (0.5 when the sitemap gives none, the protocol's default)."""
+    priority = 0.5 if entry["priority"] is None else entry["priority"]
+    score = conf["db.score.injected"] * priority
+    return entry["url"], (1, score, False, entry["lastmod"], entry["changefreq"])
 
 
 def _combine(a: Link, b: Link) -> Link:
-    return min(a[0], b[0]), a[1] + b[1], a[2] or b[2]
+    newest = max((t for t in (a[3], b[3]) if t is not None), default=None)
+    shortest = min((t for t in (a[4], b[4]) if t is not None), default=None)
+    return min(a[0], b[0]), a[1] + b[1], a[2] or b[2], newest, shortest
 
 
 def _link_rows(conf: dict, pairs):
     normalizer = UrlNormalizer(conf)  # once per partition
-    for url, (depth, score, redirect) in pairs:
-        yield url, normalizer.dedup(url), host_of(url), depth, score, redirect
+    for url, (depth, score, redirect, lastmod, changefreq) in pairs:
+        yield url, normalizer.dedup(url), host_of(url), depth, score, redirect, lastmod, changefreq
 
 
-def links_frame(spark, conf: dict, fetched, parsed):
-    """Per target URL: least depth, summed score, whether a redirect led to it."""
+def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
+    """Per target URL: least depth, summed score, whether a redirect led to it, and what
+    the segment's sitemaps say of it."""
     from pyspark.sql import functions as F
 
     pages = parsed.join(fetched.select("url", "host", "depth", "score"), "url")
@@ -87,9 +104,12 @@ def links_frame(spark, conf: dict, fetched, parsed):
     redirects = (
         fetched.where(F.col("redirect_to").isNotNull())
         .select("redirect_to", "depth", "score")
-        .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0, True)))
+        .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0, True, None, None)))
     )
-    merged = outlinks.union(redirects).reduceByKey(_combine)
+    links = outlinks.union(redirects)
+    if sitemaps is not None:
+        links = links.union(sitemaps.rdd.map(partial(sitemap_link, conf)))
+    merged = links.reduceByKey(_combine)
     return spark.createDataFrame(merged.mapPartitions(partial(_link_rows, conf)), LINKS_DDL)
 
 
@@ -110,13 +130,21 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
         .join(duplicates, "url", "left_anti")
         .join(fetched.select("url"), "url", "left_semi")  # not the soft-404 probes
     )
-    links, refused = admit(links_frame(spark, conf, fetch, sources), old, conf)
+    listed = segment_sitemaps(spark, segment)
+    links, refused = admit(links_frame(spark, conf, fetch, sources, listed), old, conf)
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
         .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
     return touched, refused
+
+
+def segment_sitemaps(spark, segment: Segment):
+    """The segment's sitemap entries (written by parse), or None when it has none."""
+    if not segment.summary("parsed").get("sitemap_urls"):
+        return None
+    return with_millis(spark.read.format("delta").load(segment.table("sitemaps")), SITEMAPS)
 
 
 def soft_404_templates(spark, segment: Segment):

@@ -38,6 +38,7 @@ from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
 from lib.politeness import PoliteScheduler
 from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
+from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import host_of, resolve, scheme_of
 from lib.warc import WarcFile
@@ -45,6 +46,7 @@ from lib.warc import WarcFile
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
 ORIGIN_ROBOTS = "robots"
 ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
+ORIGIN_SITEMAP = "sitemap"  # named by robots.txt (else /sitemap.xml), or by a sitemap index
 REASON_CIRCUIT = "host_circuit_open"
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
@@ -113,6 +115,7 @@ class PartitionFetcher:
         self.hosts: dict[str, HostState] = {}
         self.robots: dict[str, RobotsRules] = {}
         self.seen: set[str] = set()
+        self.sitemaps: dict[str, int] = {}  # sitemaps queued per host this round
         self._results: queue.Queue = queue.Queue()
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
@@ -219,6 +222,8 @@ class PartitionFetcher:
             self.scheduler.add_first(host, replace(task, attempts=task.attempts + 1))
         else:
             self._emit(exchange, self._result_row(host, task, exchange))
+            if task.origin == ORIGIN_SITEMAP:
+                self._follow_sitemap_index(host, exchange)
         if exchange.error in _HOST_FAILURES:
             self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
         elif verdict.open_circuit:
@@ -259,7 +264,8 @@ class PartitionFetcher:
         rules = self._rules(status, exchange.body)
         self.robots[host] = rules
         self._emit(exchange, self._robots_row(task, exchange, status))
-        self._apply_robots(host, rules)
+        if self._apply_robots(host, rules):
+            self._queue_sitemaps(host, task.first_url.removesuffix("/robots.txt"), rules)
         return exchange.ended_monotonic + self.hosts[host].delay()
 
     def _rules(self, status: int | None, body: bytes) -> RobotsRules:
@@ -267,15 +273,41 @@ class PartitionFetcher:
             status, body, self.conf["http.agent.name"], self.conf["robots.content.limit"]
         )
 
-    def _apply_robots(self, host: str, rules: RobotsRules) -> None:
+    def _apply_robots(self, host: str, rules: RobotsRules) -> bool:
+        """Apply fetched rules to the host; False when they stop it for the round."""
         if rules.unavailable:
             self._drain(host, st.RETRY, st.REASON_ROBOTS_UNAVAILABLE)
-            return
+            return False
         delay = rules.crawl_delay()
         if delay is not None and delay > self.conf["fetcher.max.crawl.delay"]:
             self._drain(host, st.SKIPPED, st.REASON_CRAWL_DELAY)
-            return
+            return False
         self.hosts[host].crawl_delay = delay
+        return True
+
+    def _queue_sitemaps(self, host: str, origin: str, rules: RobotsRules) -> None:
+        """After a host's robots.txt was fetched (so at most once per robots.cache.ttl):
+        the sitemaps it names on this host, else /sitemap.xml. Sitemaps on other hosts
+        are left out: their host may be another partition's."""
+        if self.conf["sitemap.fetch"]:
+            named = [url for url in rules.sitemaps if host_of(url) == host]
+            for url in named if rules.sitemaps else [f"{origin}/sitemap.xml"]:
+                self._add_sitemap(host, url)
+
+    def _add_sitemap(self, host: str, url: str) -> None:
+        if url in self.seen or self.sitemaps.get(host, 0) >= self.conf["sitemap.max.files"]:
+            return
+        self.seen.add(url)
+        self.sitemaps[host] = self.sitemaps.get(host, 0) + 1
+        self.scheduler.add(host, FetchItem(url, 0, 0.0, origin=ORIGIN_SITEMAP))
+
+    def _follow_sitemap_index(self, host: str, exchange: Exchange) -> None:
+        """Queue the sitemaps a fetched sitemap index lists (its own host only)."""
+        if exchange.status == 200 and exchange.error is None:
+            parsed = parse_sitemap(exchange.url, exchange.body, self.conf["sitemap.content.limit"])
+            if parsed.kind == "index":
+                for entry in parsed.entries:
+                    self._add_sitemap(host, entry.loc)
 
     def _drain(self, host: str, outcome: str, reason: str) -> None:
         for item in self.scheduler.take_remaining(host):

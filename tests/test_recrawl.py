@@ -40,11 +40,11 @@ def recrawled(spark, web, tmp_path_factory):
         args += ["--conf", setting]
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", *args]) == 0
     first = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
-    web.epoch += 1
+    web.advance_epoch()
     try:
         assert crawl.main(["--rounds", "1", "--adddays", "31", *args]) == 0
     finally:
-        web.epoch -= 1
+        web.advance_epoch(-1)
     second = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
     log = [e for e in entries_for(web, AGENT_URL) if e["path"].startswith("/fresh/")]
     return DataDir.at(data), base, first, second, log

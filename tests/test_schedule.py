@@ -4,7 +4,7 @@ kept per URL (crawldb/schedule.py, crawldb/merge.py)."""
 import pytest
 
 from crawldb import status as st
-from crawldb.merge import apply_fetch, new_row
+from crawldb.merge import apply_fetch, merge_links, new_row
 from crawldb.schedule import change_band, next_interval
 from lib.config import load_config
 
@@ -90,3 +90,20 @@ def test_a_first_fetch_and_a_fixed_interval_do_not_adapt():
     fixed = fetched_row(fixed_interval=True)
     kept = apply_fetch(fixed, refetch(st.SUCCESS, 200, "h2", T0), "s2", CONF)
     assert kept["fetch_interval"] == 30 * DAY and kept["change_count"] == 1
+
+
+def test_sitemap_changefreq_sets_a_new_url_interval_and_a_newer_lastmod_makes_it_due():
+    links = {"depth": 1, "score": 0.5, "dedup_key": None, "changefreq": 7 * DAY, "lastmod": None}
+    fresh = merge_links(None, "http://a.test/new", "a.test", links, T0, CONF)
+    assert fresh["fetch_interval"] == 7 * DAY and fresh["fetch_time"] == T0
+    plain = merge_links(
+        None, "http://a.test/new", "a.test", {**links, "changefreq": None}, T0, CONF
+    )
+    assert plain["fetch_interval"] == CONF["db.fetch.interval.default"]
+    known = fetched_row(last_fetch_time=T0, fetch_time=T0 + 30 * DAY * 1000)
+    now = T0 + DAY * 1000
+    older = merge_links(known, known["url"], "a.test", {**links, "lastmod": T0 - 1}, now, CONF)
+    assert older["fetch_time"] == known["fetch_time"]  # not changed since our fetch
+    newer = merge_links(known, known["url"], "a.test", {**links, "lastmod": T0 + 1}, now, CONF)
+    assert newer["fetch_time"] == now  # changed since: due at once
+    assert newer["fetch_interval"] == known["fetch_interval"]  # a known URL keeps its interval

@@ -55,7 +55,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._start = time.time()
         self._logged = False
         hit = self.server.hit(self.path)
-        response = self.server.site.respond(self._host, self.path, hit, self.server.web.epoch)
+        web = self.server.web
+        response = self.server.site.respond(self._host, self.path, hit, web.epoch, web.epoch_time)
         response = not_modified(response, self.headers) or response
         self._status = response.status
         if response.delay_ms:
@@ -180,9 +181,15 @@ class TestWeb:
         self.servers: list[_HostServer] = []
         port = port or _free_port(hosts[0])
         self.site = Site(tuple(hosts), port, **site_options)
-        self.epoch = 0  # pages under /fresh/ change when it advances
+        self.epoch = 0  # pages under /fresh/ change when it advances (advance_epoch)
+        self.epoch_time = 0.0  # when the current epoch began; 0 for the first
         for host in hosts:
             self.servers.append(_HostServer((host, port), self.site, self.log, self))
+
+    def advance_epoch(self, by: int = 1) -> None:
+        """Move the web ``by`` epochs on (negative: back); a new epoch begins now."""
+        self.epoch += by
+        self.epoch_time = time.time() if self.epoch else 0.0
 
     def start(self) -> TestWeb:
         """Serve every host in a background thread."""

@@ -31,6 +31,7 @@ import hashlib
 import random
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from email.utils import formatdate
 
 SPECIAL_ROLES = (
@@ -42,6 +43,7 @@ SPECIAL_ROLES = (
     "slow",  # every page takes 150 ms
     "traps",  # six good pages among spider traps (see _trap_page)
     "soft404",  # a missing page is answered 200 with a "not found" page (soft 404)
+    "sitemaps",  # robots.txt names a sitemap index: gzip URL set, /hidden/ pages, lastmod
 )
 SLOW_MS = 150
 
@@ -90,13 +92,19 @@ class Site:
         """Index of the host playing ``role``."""
         return self.ring + SPECIAL_ROLES.index(role)
 
-    def respond(self, host: str, path: str, hit: int = 0, epoch: int = 0) -> Response:
+    def respond(
+        self, host: str, path: str, hit: int = 0, epoch: int = 0, epoch_time: float = 0.0
+    ) -> Response:
         """The response of host ``host`` for ``path`` (query string included), asked for
         the ``hit``-th time before, in the web's ``epoch`` (pages under /fresh/ change
-        between epochs)."""
+        between epochs), which began at ``epoch_time`` (epoch seconds)."""
         index = self.hosts.index(host)
         route = path.split("?", 1)[0]
         role = self.role(index)
+        if role == "sitemaps" and (
+            route.startswith(("/sitemap", "/hidden/")) or route == "/robots.txt"
+        ):
+            return _sitemaps_host(self.base(index), route, epoch_time)
         if route.startswith("/fresh/") and route[7:].isdigit() and role is None:
             return _fresh_page(index, int(route[7:]), epoch)
         if route.startswith("/robots"):
@@ -159,6 +167,54 @@ class Site:
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
         return _html(f"Host {index} page {k}", links, _words(index, k, edit))
+
+
+HIDDEN_PAGES = 3  # /hidden/k: linked from nowhere, listed in a sitemap only
+
+
+def _sitemaps_host(base: str, route: str, epoch_time: float) -> Response:
+    """robots.txt names a sitemap index (and one on another host, never fetched); the
+    index lists a gzipped URL set (/page/1-8 monthly, /hidden/1-3 weekly, an off-host
+    URL, a robots-disallowed URL) and a URL set of /page/1-3 whose lastmod is the start
+    of the current epoch."""
+    xml = "application/xml"
+    if route == "/robots.txt":
+        text = f"User-agent: *\nDisallow: /private/\nSitemap: {base}/sitemap-index.xml\n"
+        text += "Sitemap: http://sitemaps.elsewhere.invalid/sitemap.xml\n"
+        return Response(200, text.encode(), "text/plain")
+    if route == "/sitemap-index.xml":
+        children = "".join(
+            f"<sitemap><loc>{base}/{name}</loc></sitemap>"
+            for name in ("sitemap-pages.xml.gz", "sitemap-fresh.xml")
+        )
+        return Response(200, _urlset(children, "sitemapindex").encode(), xml)
+    if route == "/sitemap-pages.xml.gz":
+        entries = [(f"/page/{k}", "monthly", "0.8") for k in range(1, 9)]
+        entries += [(f"/hidden/{k}", "weekly", "0.4") for k in range(1, HIDDEN_PAGES + 1)]
+        entries += [("/private/listed", "daily", "1.0")]
+        urls = "".join(
+            f"<url><loc>{base}{path}</loc><changefreq>{freq}</changefreq>"
+            f"<priority>{priority}</priority></url>"
+            for path, freq, priority in entries
+        )
+        urls += "<url><loc>http://other.invalid/listed</loc></url>"
+        return Response(200, gzip.compress(_urlset(urls).encode(), mtime=0), "application/gzip")
+    if route == "/sitemap-fresh.xml":
+        stamp = datetime.fromtimestamp(epoch_time or EPOCH_ZERO, tz=UTC).isoformat()
+        urls = "".join(
+            f"<url><loc>{base}/page/{k}</loc><lastmod>{stamp}</lastmod></url>" for k in (1, 2, 3)
+        )
+        return Response(200, _urlset(urls).encode(), xml)
+    if route.startswith("/hidden/") and route[8:].isdigit() and 1 <= int(route[8:]) <= HIDDEN_PAGES:
+        return _html(f"Hidden {route[8:]}", [], _words(77, int(route[8:])))
+    return Response(404, b"<html><body>not found</body></html>")
+
+
+def _urlset(body: str, root: str = "urlset") -> str:
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<{root} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</{root}>'
+    )
 
 
 FRESH_PAGES = 20

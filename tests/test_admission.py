@@ -21,7 +21,7 @@ def crawldb(spark, urls):
 
 def links(spark, items):
     return spark.createDataFrame(
-        [(u, k, u.split("/")[2], d, s, r) for u, k, d, s, r in items], LINKS_DDL
+        [(u, k, u.split("/")[2], d, s, r, None, None) for u, k, d, s, r in items], LINKS_DDL
     )
 
 

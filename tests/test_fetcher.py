@@ -68,7 +68,7 @@ def test_one_result_per_url_and_followed_redirects(fetched, web):
     assert [results[u]["fetch_status"] for u in chain] == [st.TEMP_MOVED] * 4
     assert results[chain[-1]]["redirect_to"] == f"{base0}/page/1"  # hop limit reached
     assert f"{base0}/page/1" not in results
-    pages = [r for r in results.values() if r["origin"] != "robots"]
+    pages = [r for r in results.values() if r["origin"] not in ("robots", "sitemap")]
     assert len(pages) == 14 + 4  # the list, the redirect target, three more chain hops
 
 
@@ -96,7 +96,8 @@ def test_politeness_on_the_wire(fetched, web):
     _, log, _ = fetched
     assert politeness_violations(log, delay_of(web)) == []
     host1 = by_host(log)[web.site.hosts[1]]
-    assert len(host1) == 5  # robots + home + 3 pages, spaced by the Crawl-delay
+    # robots.txt, /sitemap.xml (robots names none), home, 3 pages, spaced by the Crawl-delay
+    assert len(host1) == 6
 
 
 def test_warc_has_a_response_per_answered_request(fetched):

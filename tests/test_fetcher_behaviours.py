@@ -60,7 +60,8 @@ def test_robots_redirect_is_followed(web):
     pages, _, log = fetch(web, [f"{base}/secret/x", f"{base}/page/1"])
     assert pages[f"{base}/secret/x"]["fetch_status"] == st.ROBOTS_DENIED
     assert pages[f"{base}/page/1"]["fetch_status"] == st.SUCCESS
-    assert paths(log, host) == ["/robots.txt", "/robots-real.txt", "/page/1"]
+    # then /sitemap.xml: the robots.txt names no sitemap
+    assert paths(log, host) == ["/robots.txt", "/robots-real.txt", "/page/1", "/sitemap.xml"]
 
 
 def test_only_the_first_500_kib_of_robots_is_parsed(web):

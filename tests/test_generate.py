@@ -159,3 +159,29 @@ def test_a_budget_takes_the_best_first_and_every_tier_gets_its_share(spark, tmp_
     assert sorted(int(r["url"].rsplit("/", 1)[1]) for r in again if r["tier"] == "high") == list(
         range(6, 18)
     )
+
+
+@pytest.mark.web
+def test_with_a_budget_a_crawl_fetches_high_scores_first(spark, web, tmp_path):
+    from conftest import TEST_SERVER_DELAY
+    from weblog import entries_for
+
+    from jobs import crawl
+
+    agent = "https://trawl.invalid/test-budget"
+    base = web.site.base(3)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{base}/page/{k}\tscore={k}\n" for k in range(1, 9)))
+    args = ["--seeds", str(seeds), "--rounds", "3", "--data", str(tmp_path / "data")]
+    for setting in (
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "fetcher.allow.private.networks=true",
+        f"http.agent.url={agent}",
+        "db.max.depth=0",
+        "generate.topN=3",
+    ):
+        args += ["--conf", setting]
+    assert crawl.main(args) == 0
+    pages = [e for e in entries_for(web, agent) if e["path"].startswith("/page/")]
+    order = [int(e["path"].rsplit("/", 1)[1]) for e in sorted(pages, key=lambda e: e["start"])]
+    assert [set(order[0:3]), set(order[3:6]), set(order[6:])] == [{8, 7, 6}, {5, 4, 3}, {2, 1}]

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from crawldb.schema import Table
+from jobs.lock import DataDirLock, LockedError
 from lib.config import Config, ConfigError, load_config
 
 DELTA_EXTENSIONS = {
@@ -49,6 +50,10 @@ def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+READ_ONLY_JOBS = {"readdb"}  # every other job writes, and holds DIR/_lock (jobs.lock)
+EXIT_LOCKED = 3  # another live job holds the data directory
+
+
 def job_main(
     name: str,
     parser: argparse.ArgumentParser,
@@ -62,6 +67,17 @@ def job_main(
     except ConfigError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
+    if name in READ_ONLY_JOBS:
+        return _run(name, conf, args, run)
+    try:
+        with DataDirLock(Path(args.data), name):
+            return _run(name, conf, args, run)
+    except LockedError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+
+
+def _run(name: str, conf: Config, args, run: Callable) -> int:
     spark = build_spark(name, conf, args.master)
     result = run(spark, conf, args)
     return result if isinstance(result, int) else 0

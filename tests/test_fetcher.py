@@ -1,9 +1,9 @@
 """The partition fetcher against the local test web, without Spark."""
 
 import pytest
-from conftest import TEST_CRAWL_DELAY, TEST_SERVER_DELAY
+from conftest import TEST_SERVER_DELAY
 from warcio.archiveiterator import ArchiveIterator
-from weblog import by_host, entries_for, politeness_violations
+from weblog import by_host, entries_for, host_delays, politeness_violations
 
 from crawldb import status as st
 from lib.config import load_config
@@ -13,10 +13,6 @@ from lib.warc import WarcFile
 
 pytestmark = pytest.mark.web
 AGENT_URL = "https://trawl.invalid/test-fetcher"
-
-
-def delay_of(web):
-    return lambda host: TEST_CRAWL_DELAY if host == web.site.hosts[1] else TEST_SERVER_DELAY
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +90,7 @@ def test_bodies_statuses_and_limits(fetched, web):
 
 def test_politeness_on_the_wire(fetched, web):
     _, log, _ = fetched
-    assert politeness_violations(log, delay_of(web)) == []
+    assert politeness_violations(log, host_delays(web)) == []
     host1 = by_host(log)[web.site.hosts[1]]
     # robots.txt, /sitemap.xml (robots names none), home, 3 pages, spaced by the Crawl-delay
     assert len(host1) == 6

@@ -25,6 +25,13 @@ def by_host(entries: list[dict]) -> dict[str, list[dict]]:
     return hosts
 
 
+def host_delays(web):
+    """The delay each host of the test web asks for: the ring's host 1 has a Crawl-delay."""
+    from conftest import TEST_CRAWL_DELAY, TEST_SERVER_DELAY
+
+    return lambda host: TEST_CRAWL_DELAY if host == web.site.hosts[1] else TEST_SERVER_DELAY
+
+
 def politeness_violations(entries: list[dict], delay_of) -> list[str]:
     """Pairs of requests to one host that overlap or come closer than the host's delay."""
     problems = []

@@ -1,0 +1,96 @@
+"""One writer per data directory: ``DIR/_lock`` (JSON: pid, host, job, start time).
+
+Delta Lake makes each commit atomic, but two crawls interleaving their rounds on one
+crawldb would generate the same URLs twice and race on segments. So every job that
+writes takes the lock first and fails fast, naming the holder, when another live job
+holds it. A lock left by a process that died (same host, PID gone) is taken over, so
+that a killed crawl can simply be run again. Taking the lock is an exclusive file
+creation, atomic on a local or NFS file system.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+
+LOCK_NAME = "_lock"
+
+
+class LockedError(RuntimeError):
+    """Another live job holds the data directory."""
+
+
+class DataDirLock:
+    """``with DataDirLock(root, "crawl"):`` runs the block as the directory's only writer."""
+
+    def __init__(self, root: Path, job: str):
+        self.path = Path(root) / LOCK_NAME
+        self.job = job
+        self.taken_over: dict | None = None
+
+    def __enter__(self) -> DataDirLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "job": self.job,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        while not self._create(record):
+            holder = self._holder()
+            if holder is None:
+                time.sleep(0.2)  # a holder between creating and writing the file
+                holder = self._holder()
+            if holder is not None and _alive(holder):
+                raise LockedError(
+                    f"{self.path.parent} is in use by another Trawl job: {holder.get('job')} "
+                    f"(pid {holder.get('pid')} on {holder.get('host')}, started "
+                    f"{holder.get('started')}). Wait for it to finish; if it is dead on another "
+                    f"machine, remove {self.path}."
+                )
+            self.taken_over = holder
+            self._remove_stale(holder)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def _create(self, record: dict) -> bool:
+        try:
+            handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(record, out)
+        return True
+
+    def _holder(self) -> dict | None:
+        try:
+            return json.loads(self.path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return None  # vanished, or half written by a holder that died at once
+
+    def _remove_stale(self, holder: dict | None) -> None:
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass  # another process took it over first: try again
+
+
+def _alive(holder: dict) -> bool:
+    """Whether the lock's holder may still run: on another host we cannot tell, so yes."""
+    if holder.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(holder["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, KeyError, ValueError, TypeError):
+        return True
+    return True

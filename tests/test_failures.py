@@ -1,0 +1,162 @@
+"""Failures cost a retry, never data: real driver processes killed by PID, then rerun.
+
+Each scenario starts ``./submit.sh crawl --rounds 2`` against the local web in its own
+process group, kills the whole group (bash, spark-submit's JVM, the Python driver and its
+workers) with SIGKILL in round 2 during fetch, parse or updatedb, then runs
+``./submit.sh crawl --rounds 0``, which finishes the segment left unfinished. The
+crawldb must then hold the same URLs, statuses and content hashes as an uninterrupted
+crawl, every segment one fetch row per listed URL, and the request log no politeness
+violation. While the first process runs, a second writer is refused at once.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TEST_SERVER_DELAY
+from weblog import entries_for, host_delays, politeness_violations
+
+from jobs.layout import DataDir
+
+pytestmark = [pytest.mark.spark, pytest.mark.web]
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = "https://trawl.invalid/test-failures-{}".format
+
+
+def crawl_args(web, data: Path, name: str, rounds: int) -> list[str]:
+    args = [str(ROOT / "submit.sh"), "crawl", "--rounds", str(rounds), "--data", str(data)]
+    for setting in (
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "fetcher.allow.private.networks=true",
+        f"http.agent.url={AGENT(name)}",
+        "db.max.depth=1",
+    ):
+        args += ["--conf", setting]
+    return args
+
+
+def seeds_file(web, folder: Path) -> Path:
+    seeds = folder / "seeds.txt"
+    seeds.write_text(f"{web.seeds[0]}\n{web.seeds[3]}\n")
+    return seeds
+
+
+def run_to_end(args: list[str], log: Path) -> None:
+    with open(log, "a") as out:
+        done = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600, check=False)
+    assert done.returncode == 0, log.read_text()[-3000:]
+
+
+def crawldb_summary(spark, data: Path) -> dict:
+    rows = spark.read.format("delta").load(str(data / "crawldb")).collect()
+    return {r["url"]: (r["status"], r["content_hash"]) for r in rows}
+
+
+@pytest.fixture(scope="module")
+def reference(spark, web, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("reference")
+    args = crawl_args(web, folder / "data", "reference", 2)
+    run_to_end([*args, "--seeds", str(seeds_file(web, folder))], folder / "out.txt")
+    return crawldb_summary(spark, folder / "data")
+
+
+def second_segment(data: DataDir):
+    names = data.segment_names()
+    return data.segment(names[1]) if len(names) > 1 else None
+
+
+def during_fetch(data: DataDir, web, name: str) -> bool:
+    segment = second_segment(data)
+    if segment is None or not segment.done("generated") or segment.done("fetched"):
+        return False
+    started = os.path.getmtime(segment.path / "_generated.done")
+    pages = [e for e in entries_for(web, AGENT(name)) if e["start"] > started]
+    return len(pages) >= 4
+
+
+def during_parse(data: DataDir, web, name: str) -> bool:
+    segment = second_segment(data)
+    return segment is not None and segment.done("fetched") and not segment.done("parsed")
+
+
+def during_updatedb(data: DataDir, web, name: str) -> bool:
+    segment = second_segment(data)
+    if segment is None or not segment.done("parsed"):
+        return False
+    return time.time() - os.path.getmtime(segment.path / "_parsed.done") > 1.0
+
+
+def check_second_writer_refused(data: Path, folder: Path) -> None:
+    """Another writer on the same data directory fails fast with a clear message."""
+    started = time.monotonic()
+    other = subprocess.run(
+        [
+            str(ROOT / "submit.sh"),
+            "inject",
+            "--seeds",
+            str(folder / "seeds.txt"),
+            "--data",
+            str(data),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert "in use by another Trawl job: crawl" in other.stderr
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("stage", ["fetch", "parse", "updatedb"])
+def test_driver_killed_then_rerun_loses_nothing(stage, spark, web, reference, tmp_path):
+    condition = {"fetch": during_fetch, "parse": during_parse, "updatedb": during_updatedb}[stage]
+    data = tmp_path / "data"
+    out = tmp_path / "out.txt"
+    args = crawl_args(web, data, stage, 2)
+    with open(out, "w") as sink:
+        process = subprocess.Popen(
+            [*args, "--seeds", str(seeds_file(web, tmp_path))],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while not condition(DataDir.at(data), web, stage):
+            assert process.poll() is None, f"crawl ended before {stage}: {out.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, f"never reached {stage}"
+            time.sleep(0.05)
+        if stage == "fetch":
+            check_second_writer_refused(data, tmp_path)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    segment = second_segment(DataDir.at(data))
+    stage_done = {"fetch": "fetched", "parse": "parsed", "updatedb": "updated"}[stage]
+    assert not segment.done(stage_done), f"{stage} had finished: the kill proved nothing"
+    lock = json.loads((data / "_lock").read_text())  # left behind by the killed driver
+    assert lock["job"] == "crawl"
+
+    run_to_end(crawl_args(web, data, stage, 0), out)  # finishes the unfinished segment
+    assert "finishing segment" in out.read_text()
+    assert crawldb_summary(spark, data) == reference
+    for name in DataDir.at(data).segment_names():
+        done = DataDir.at(data).segment(name)
+        assert done.done("updated"), name
+        listed = spark.read.format("delta").load(done.table("fetchlist")).select("url")
+        fetched = (
+            spark.read.format("delta")
+            .load(done.table("fetch"))
+            .where("origin IN ('fetchlist', 'redirect')")
+        )
+        urls = [r["url"] for r in fetched.where("origin = 'fetchlist'").collect()]
+        assert sorted(urls) == sorted(r["url"] for r in listed.collect())  # one row each
+    log = entries_for(web, AGENT(stage))
+    assert politeness_violations(log, host_delays(web)) == []

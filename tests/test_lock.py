@@ -1,0 +1,59 @@
+"""One writer per data directory (jobs/lock.py), with real processes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs.lock import LOCK_NAME, DataDirLock, LockedError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_second_writer_fails_fast_naming_the_holder(tmp_path):
+    with DataDirLock(tmp_path, "crawl"):
+        holder = json.loads((tmp_path / LOCK_NAME).read_text())
+        with pytest.raises(LockedError, match=rf"crawl \(pid {holder['pid']} on") as failure:
+            with DataDirLock(tmp_path, "inject"):
+                pass
+        assert str(tmp_path / LOCK_NAME) in str(failure.value)
+    assert not (tmp_path / LOCK_NAME).exists()  # released
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    held = DataDirLock(tmp_path, "crawl")
+    held.__enter__()  # written by us, then made to look like the dead process's
+    record = json.loads(held.path.read_text())
+    held.path.write_text(json.dumps({**record, "pid": int(dead.stdout)}))
+    with DataDirLock(tmp_path, "crawl") as again:
+        assert again.taken_over["pid"] == int(dead.stdout)
+
+
+def test_a_live_holder_in_another_process_blocks(tmp_path):
+    code = (
+        "import sys, time; from pathlib import Path; from jobs.lock import DataDirLock\n"
+        "with DataDirLock(Path(sys.argv[1]), 'crawl'):\n"
+        "    print('held', flush=True); time.sleep(30)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockedError):
+            DataDirLock(tmp_path, "generate").__enter__()
+    finally:
+        holder.kill()
+        holder.wait()
+    with DataDirLock(tmp_path, "generate"):  # killed: its lock is stale now
+        pass

@@ -115,3 +115,15 @@ def crawled(spark, web, tmp_path_factory):
     data = DataDir.at(root / "data")
     rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
     return data, rows, entries_for(web, E2E_AGENT_URL)
+
+
+@pytest.fixture(scope="session")
+def reference(spark, web, tmp_path_factory):
+    """``(url -> (status, content hash))`` of a two-round crawl in local mode, uninterrupted:
+    what the failure and cluster tests must end with."""
+    from crawlruns import crawl_args, crawldb_summary, run_to_end, seeds_file
+
+    folder = tmp_path_factory.mktemp("reference")
+    args = crawl_args(web, folder / "data", "reference", 2)
+    run_to_end([*args, "--seeds", str(seeds_file(web, folder))], folder / "out.txt")
+    return crawldb_summary(spark, folder / "data")

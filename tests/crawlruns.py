@@ -1,0 +1,40 @@
+"""Crawls run as a user runs them: ``./submit.sh crawl`` in its own process, with the
+test web's settings, each with a User-Agent of its own so that its requests can be told
+apart in the request log."""
+
+import subprocess
+from pathlib import Path
+
+from conftest import TEST_SERVER_DELAY
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = "https://trawl.invalid/test-run-{}".format
+
+
+def crawl_args(web, data: Path, name: str, rounds: int) -> list[str]:
+    args = [str(ROOT / "submit.sh"), "crawl", "--rounds", str(rounds), "--data", str(data)]
+    for setting in (
+        f"fetcher.server.delay={TEST_SERVER_DELAY}",
+        "fetcher.allow.private.networks=true",
+        f"http.agent.url={AGENT(name)}",
+        "db.max.depth=1",
+    ):
+        args += ["--conf", setting]
+    return args
+
+
+def seeds_file(web, folder: Path) -> Path:
+    seeds = folder / "seeds.txt"
+    seeds.write_text(f"{web.seeds[0]}\n{web.seeds[3]}\n")
+    return seeds
+
+
+def run_to_end(args: list[str], log: Path) -> None:
+    with open(log, "a") as out:
+        done = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, timeout=600, check=False)
+    assert done.returncode == 0, log.read_text()[-3000:]
+
+
+def crawldb_summary(spark, data: Path) -> dict:
+    rows = spark.read.format("delta").load(str(data / "crawldb")).collect()
+    return {r["url"]: (r["status"], r["content_hash"]) for r in rows}

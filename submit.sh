@@ -78,9 +78,11 @@ run_job() {
     --driver-memory "${TRAWL_DRIVER_MEMORY:-2g}"
     --driver-java-options "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
   if [[ "$master" != local* ]]; then
-    # Ship the project's code to the executors.
+    # Ship the project's code to the executors; built under a temporary name so that
+    # two submits at once never ship a half-written archive.
     mkdir -p "$ROOT/build"
-    (cd "$ROOT" && "$VENV/bin/python" -m zipfile -c build/trawl.zip jobs crawldb lib testweb)
+    (cd "$ROOT" && "$VENV/bin/python" -m zipfile -c "build/trawl-$$.zip" jobs crawldb lib testweb \
+      && mv -f "build/trawl-$$.zip" build/trawl.zip)
     submit+=(--py-files "$ROOT/build/trawl.zip")
   fi
   export PYSPARK_PYTHON="$VENV/bin/python" PYSPARK_DRIVER_PYTHON="$VENV/bin/python"

@@ -153,13 +153,16 @@ def row_dict(row) -> dict | None:
 
 @contextmanager
 def delta_commit_message(spark, message: str):
-    """Label the Delta commits made inside the block (``userMetadata`` in the history)."""
+    """Label the Delta commits made inside the block (``userMetadata`` in the history),
+    and the Spark jobs that make them (their description in the UI and event log)."""
     key = "spark.databricks.delta.commitInfo.userMetadata"
     spark.conf.set(key, message)
+    spark.sparkContext.setJobDescription(message)
     try:
         yield
     finally:
         spark.conf.unset(key)
+        spark.sparkContext.setJobDescription(None)
 
 
 class Stopwatch:

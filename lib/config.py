@@ -37,6 +37,10 @@ def defaults_path() -> Path:
     raise ConfigError(f"defaults file not found (tried {tried}); set TRAWL_CONF_DIR")
 
 
+# Derived, not a setting: the regex filter file's (path, content), read on the driver.
+REGEX_RULES_TEXT = "_urlfilter.regex.text"
+
+
 class Config(Mapping[str, Any]):
     """Read-only mapping of every configuration key to its effective value."""
 
@@ -49,6 +53,9 @@ class Config(Mapping[str, Any]):
         except KeyError:
             raise ConfigError(_unknown_key_message(key, self._values)) from None
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
@@ -60,8 +67,20 @@ class Config(Mapping[str, Any]):
         return {k: _spark_string(v) for k, v in self._values.items() if k.startswith(SPARK_PREFIX)}
 
     def as_dict(self) -> dict[str, Any]:
-        """A plain dict copy, cheap to ship to Spark executors."""
-        return dict(self._values)
+        """A plain dict copy, cheap to ship to Spark executors. Executors of a cluster have
+        no conf folder, so the regex filter file's content travels in it too."""
+        values = dict(self._values)
+        values[REGEX_RULES_TEXT] = conf_file_text(values["urlfilter.regex.file"])
+        return values
+
+
+def conf_file_text(name: str) -> tuple[str, str] | None:
+    """``(path, content)`` of a file named in the configuration, relative to the conf
+    folder unless absolute; ``None`` for an empty name."""
+    if not name:
+        return None
+    path = Path(name) if Path(name).is_absolute() else defaults_path().parent / name
+    return str(path), path.read_text(encoding="utf-8")
 
 
 def load_config(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ada_url import URL
@@ -57,14 +56,19 @@ class RegexRules:
         return False
 
 
-def load_regex_rules(name: str) -> RegexRules | None:
-    """The regex file named by ``urlfilter.regex.file`` (relative to the conf folder)."""
-    if not name:
-        return None
-    from lib.config import defaults_path
+def load_regex_rules(conf: Mapping[str, Any]) -> RegexRules | None:
+    """The rules of the file named by ``urlfilter.regex.file``: its content shipped in
+    the settings (on an executor), else the file itself (relative to the conf folder)."""
+    from lib.config import REGEX_RULES_TEXT, conf_file_text
 
-    path = Path(name) if Path(name).is_absolute() else defaults_path().parent / name
-    return RegexRules.parse(path.read_text(encoding="utf-8"), str(path))
+    if REGEX_RULES_TEXT in conf:
+        shipped = conf[REGEX_RULES_TEXT]
+    else:
+        shipped = conf_file_text(conf["urlfilter.regex.file"])
+    if shipped is None:
+        return None
+    path, text = shipped
+    return RegexRules.parse(text, path)
 
 
 def _host_matches(host: str, entries: frozenset[str]) -> bool:
@@ -83,7 +87,7 @@ class UrlFilter:
         self.allow = frozenset(h.lower() for h in conf["urlfilter.hosts.allow"])
         self.deny = frozenset(h.lower() for h in conf["urlfilter.hosts.deny"])
         self.opted_out = frozenset(h.lower() for h in conf["db.optout.hosts"])
-        self.regex = load_regex_rules(conf["urlfilter.regex.file"])
+        self.regex = load_regex_rules(conf)
         self.max_params = conf["urlfilter.max.query.params"]
         self.max_repeats = conf["urlfilter.max.segment.repeats"]
 

@@ -86,3 +86,20 @@ def test_reading_an_undeclared_key_fails_loudly():
     conf = load_config()
     with pytest.raises(ConfigError, match="unknown configuration key"):
         conf["fetcher.server.delays"]
+
+
+def test_executors_need_no_conf_folder(monkeypatch):
+    """Settings shipped to tasks carry the regex filter file's content: an executor of a
+    cluster, which has no conf folder, filters the same."""
+    import lib.config
+    from lib.urlfilter import UrlFilter
+
+    shipped = load_config().as_dict()
+
+    def no_conf_folder():
+        raise lib.config.ConfigError("no conf folder on this executor")
+
+    monkeypatch.setattr(lib.config, "defaults_path", no_conf_folder)
+    url_filter = UrlFilter(shipped)
+    assert url_filter.regex is not None
+    assert url_filter.reject("http://a.test/page") is None

@@ -93,6 +93,7 @@ FETCHLIST = Table(
         ("last_modified", "STRING"),
         ("priority", "DOUBLE"),  # crawldb.priority, when generated
         ("tier", "STRING"),  # high, medium, low
+        ("partition", "INT"),  # fetch partition of its host (crawldb.partitioning)
     ),
 )
 

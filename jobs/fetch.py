@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from crawldb import status as st
+from crawldb.partitioning import skew
 from crawldb.schema import FETCH
 from jobs.common import (
     Stopwatch,
@@ -22,7 +23,6 @@ from jobs.common import (
     progress,
     rows_to_df,
 )
-from jobs.generate import fetch_partitions
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.robots_cache import fresh_robots, store_robots
 from lib.fetcher import (
@@ -62,7 +62,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
     work = with_robots(fetchlist, fresh_robots(spark, data, conf, fetchlist.select("host")))
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
-    rows = work.repartition(fetch_partitions(spark, conf), "host").rdd
+    rows = by_partition(work, fetchlist, segment.summary("generated")["partitions"])
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
@@ -123,6 +123,17 @@ def with_robots(fetchlist, robots):
     return listed.unionByName(cached)
 
 
+def by_partition(work, fetchlist, partitions: int):
+    """The work rows as an RDD in the fetch partitions generate chose for their hosts
+    (``partition``, balanced by expected fetch time); robots rows follow their host.
+    A fetch list written before partitioning is hashed by host."""
+    if "partition" not in fetchlist.columns:
+        return work.repartition(partitions, "host").rdd
+    placed = fetchlist.select("host", "partition").distinct()
+    keyed = work.join(placed, "host").rdd.map(lambda row: (row["partition"], row))
+    return keyed.partitionBy(partitions, lambda partition: partition).values()
+
+
 def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     """Spark task: fetch one partition, write its WARC file, yield result rows."""
     from pyspark import TaskContext
@@ -178,9 +189,24 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     ).collect()[0]
     keys = ("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps")
     summary = {key: int(figures[key] or 0) for key in keys}
+    summary["skew"] = partition_skew(table)
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
+
+
+def partition_skew(table) -> float:
+    """Busiest fetch partition over the median one, in seconds between its first request
+    and its last answer (one WARC file per partition)."""
+    from pyspark.sql import functions as F
+
+    started = F.unix_millis("fetched_at")
+    busy = (
+        table.where(F.col("warc_file").isNotNull())
+        .groupBy("warc_file")
+        .agg((F.max(started + F.coalesce("duration_ms", F.lit(0))) - F.min(started)).alias("ms"))
+    )
+    return skew([float(r["ms"]) for r in busy.collect()])
 
 
 def pages(fetched):

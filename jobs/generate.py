@@ -18,11 +18,13 @@ import sys
 from functools import reduce
 
 from crawldb import status as st
+from crawldb.partitioning import assign_partitions, host_cost, partition_loads, skew
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
 from jobs.common import delta_commit_message, job_main, job_parser, now_ms, progress
 from jobs.layout import DataDir
+from jobs.robots_cache import host_pauses
 from jobs.store import read_crawldb, upgrade_crawldb
 from lib.domains import registered_domain
 
@@ -92,9 +94,29 @@ def count_key(conf):
     raise ValueError(f"generate.count.mode must be host or domain, not {mode!r}")
 
 
-def select_due(crawldb, conf, now: int):
+def host_cap(conf):
+    """The most URLs of one host (or domain) per fetch list, as a Column or None:
+    ``generate.max.count``, and what the host's pause lets it fetch within
+    ``fetcher.timelimit.mins`` (more would only be skipped at the time limit)."""
+    from pyspark.sql import functions as F
+
+    caps = []
+    if conf["generate.max.count"] >= 0:
+        caps.append(F.lit(conf["generate.max.count"]))
+    minutes = conf["fetcher.timelimit.mins"]
+    if minutes >= 0:
+        by_time = F.greatest(F.lit(1), F.floor(F.lit(minutes * 60.0) / F.col("pause")))
+        caps.append(F.when(F.col("pause") > 0, by_time))
+    if not caps:
+        return None
+    return F.least(*caps) if len(caps) > 1 else caps[0]
+
+
+def select_due(crawldb, conf, now: int, pauses=None):
     """The fetch list rows: due, above the minimum score, not generated already, capped
-    per host (or domain), then the best of each priority tier within the budget."""
+    per host (or domain), then the best of each priority tier within the budget.
+    ``pauses`` (host, pause) are the hosts' delays (jobs.robots_cache.host_pauses); the
+    rows keep a ``pause`` column for the partitioning."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -113,11 +135,16 @@ def select_due(crawldb, conf, now: int):
     variant = Window.partitionBy(F.coalesce("dedup_key", "url")).orderBy(redirect_last, *best_first)
     due = due.withColumn("_variant", F.row_number().over(variant))
     due = due.where(F.col("_variant") == 1).drop("_variant")
-    per_host = conf["generate.max.count"]
-    if per_host >= 0:
+    due = (
+        due.join(pauses, "host", "left")
+        if pauses is not None
+        else due.withColumn("pause", F.lit(float(conf["fetcher.server.delay"])))
+    )
+    cap = host_cap(conf)
+    if cap is not None:
         rank = F.row_number().over(Window.partitionBy(count_key(conf)).orderBy(*best_first))
-        due = due.withColumn("_rank", rank).where(F.col("_rank") <= per_host).drop("_rank")
-    due = due.select(*FETCHLIST.names)
+        due = due.withColumn("_rank", rank).where(F.col("_rank") <= cap).drop("_rank")
+    due = due.select(*[name for name in FETCHLIST.names if name != "partition"], "pause")
     budget = conf["generate.topN"]
     return due if budget < 0 else within_budget(due, budget, conf, best_first)
 
@@ -137,36 +164,62 @@ def within_budget(due, budget: int, conf, best_first):
 
 def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     """Write a new segment's fetch list; returns its name, or None when nothing is due."""
+    from pyspark.sql import functions as F
+
     check_weights(conf)
     now = shifted_now(now_ms(), add_days)
     crawldb = read_crawldb(spark, data)
-    selected = select_due(crawldb, conf, now).cache()
+    due_hosts = crawldb.where(F.unix_millis("fetch_time") <= F.lit(now)).select("host")
+    pauses = host_pauses(spark, data, conf, due_hosts).cache()
+    selected = select_due(crawldb, conf, now, pauses).cache()
     tiers = {r["tier"]: r["count"] for r in selected.groupBy("tier").count().collect()}
     count = sum(tiers.values())
     if count == 0:
         selected.unpersist()
         progress("generate", [("urls due", 0)])
         return None
-    hosts = selected.select("host").distinct().count()
     name = data.new_segment_name()
     segment = data.segment(name)
     partitions = fetch_partitions(spark, conf)
+    placed, skew_expected = place_hosts(spark, selected, partitions)
+    hosts = len(placed)
     with delta_commit_message(spark, f"trawl generate segment={name}"):
-        selected.repartition(partitions, "host").write.format("delta").save(
+        placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
+        fetchlist = selected.join(placed_frame, "host").select(*FETCHLIST.names)
+        fetchlist.repartition(partitions, "host").write.format("delta").save(
             segment.table("fetchlist")
         )
     if conf["generate.update.crawldb"]:
         mark_generated(spark, data, segment, now)
     selected.unpersist()
+    pauses.unpersist()
     tiers = {t: tiers.get(t, 0) for t in TIERS}
-    segment.mark(
-        "generated", {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
-    )
+    summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
+    segment.mark("generated", {**summary, "skew_expected": skew_expected})
     progress(
         "generate",
-        [("urls", count), ("hosts", hosts), *tiers.items(), ("segment", name)],
+        [
+            ("urls", count),
+            ("hosts", hosts),
+            *tiers.items(),
+            ("skew", skew_expected),
+            ("segment", name),
+        ],
     )
     return name
+
+
+def place_hosts(spark, selected, partitions: int) -> tuple[dict[str, int], float]:
+    """Host -> fetch partition by expected fetch time (crawldb.partitioning), and the
+    expected skew (slowest partition over the median)."""
+    from pyspark.sql import functions as F
+
+    per_host = selected.groupBy("host").agg(
+        F.count("*").alias("urls"), F.max("pause").alias("pause")
+    )
+    costs = {r["host"]: host_cost(r["urls"], r["pause"] or 0.0) for r in per_host.collect()}
+    placed = assign_partitions(costs, partitions)
+    return placed, skew(partition_loads(costs, placed, partitions))
 
 
 def mark_generated(spark, data: DataDir, segment, now: int) -> None:

@@ -12,6 +12,7 @@ from crawldb.schema import ROBOTS
 from jobs.common import delta_commit_message, now_ms
 from jobs.layout import DataDir
 from lib.fetcher import ORIGIN_ROBOTS
+from lib.robots import RobotsRules
 
 
 def fresh_robots(spark, data: DataDir, conf, hosts):
@@ -49,3 +50,26 @@ def store_robots(spark, data: DataDir, fetched) -> None:
             .whenNotMatchedInsertAll()
             .execute()
         )
+
+
+def host_pauses(spark, data: DataDir, conf, hosts):
+    """``(host, pause)``: the seconds between two requests a host will get, the larger of
+    ``fetcher.server.delay`` and its cached robots.txt Crawl-delay (for the hosts in the
+    DataFrame ``hosts``; hosts without a fresh cached robots.txt get the server delay)."""
+    from pyspark.sql import functions as F
+
+    base = float(conf["fetcher.server.delay"])
+    cached = fresh_robots(spark, data, conf, hosts)
+    hosts = hosts.select("host").distinct()
+    if cached is None:
+        return hosts.withColumn("pause", F.lit(base))
+    agent, limit = conf["http.agent.name"], conf["robots.content.limit"]
+
+    def crawl_delay(status, body):
+        rules = RobotsRules.from_response(status, bytes(body or b""), agent, limit)
+        return rules.crawl_delay()
+
+    delay = F.udf(crawl_delay, "double")(F.col("robots_status"), F.col("robots_body"))
+    delays = cached.select("host", delay.alias("crawl_delay"))
+    pause = F.greatest(F.lit(base), F.coalesce(F.col("crawl_delay"), F.lit(base)))
+    return hosts.join(delays, "host", "left").select("host", pause.alias("pause"))

@@ -11,16 +11,24 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENT = "https://trawl.invalid/test-run-{}".format
 
 
-def crawl_args(web, data: Path, name: str, rounds: int) -> list[str]:
-    args = [str(ROOT / "submit.sh"), "crawl", "--rounds", str(rounds), "--data", str(data)]
+def web_crawl_args(data: Path, agent_url: str, *settings: str) -> list[str]:
+    """``--data`` and the ``--conf`` settings of a crawl of the test web: its delay, its
+    loopback addresses allowed, a User-Agent URL of its own, then ``settings``."""
+    args = ["--data", str(data)]
     for setting in (
         f"fetcher.server.delay={TEST_SERVER_DELAY}",
         "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT(name)}",
-        "db.max.depth=1",
+        f"http.agent.url={agent_url}",
+        *settings,
     ):
         args += ["--conf", setting]
     return args
+
+
+def crawl_args(web, data: Path, name: str, rounds: int) -> list[str]:
+    """``./submit.sh crawl`` of the failure and cluster tests, depth 1."""
+    command = [str(ROOT / "submit.sh"), "crawl", "--rounds", str(rounds)]
+    return command + web_crawl_args(data, AGENT(name), "db.max.depth=1")
 
 
 def seeds_file(web, folder: Path) -> Path:

@@ -6,7 +6,7 @@ one ``rel=nofollow`` link and one plain link to /page/4. Two rounds, depth 1.
 """
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from crawlruns import web_crawl_args
 from weblog import entries_for
 
 from crawldb import status as st
@@ -24,14 +24,13 @@ def crawled(spark, web, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text(f"{base}/print/6\n{base}/nofollow/meta\n{base}/nofollow/rel\n")
     data = root / "data"
-    args = ["--seeds", str(seeds), "--rounds", "2", "--data", str(data)]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-        "db.max.depth=1",
-    ):
-        args += ["--conf", setting]
+    args = [
+        "--seeds",
+        str(seeds),
+        "--rounds",
+        "2",
+        *web_crawl_args(data, AGENT_URL, "db.max.depth=1"),
+    ]
     assert crawl.main(args) == 0
     return DataDir.at(data), base, entries_for(web, AGENT_URL)
 

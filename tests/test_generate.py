@@ -163,7 +163,7 @@ def test_a_budget_takes_the_best_first_and_every_tier_gets_its_share(spark, tmp_
 
 @pytest.mark.web
 def test_with_a_budget_a_crawl_fetches_high_scores_first(spark, web, tmp_path):
-    from conftest import TEST_SERVER_DELAY
+    from crawlruns import web_crawl_args
     from weblog import entries_for
 
     from jobs import crawl
@@ -172,16 +172,41 @@ def test_with_a_budget_a_crawl_fetches_high_scores_first(spark, web, tmp_path):
     base = web.site.base(3)
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("".join(f"{base}/page/{k}\tscore={k}\n" for k in range(1, 9)))
-    args = ["--seeds", str(seeds), "--rounds", "3", "--data", str(tmp_path / "data")]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={agent}",
-        "db.max.depth=0",
-        "generate.topN=3",
-    ):
-        args += ["--conf", setting]
+    settings = web_crawl_args(tmp_path / "data", agent, "db.max.depth=0", "generate.topN=3")
+    args = ["--seeds", str(seeds), "--rounds", "3", *settings]
     assert crawl.main(args) == 0
     pages = [e for e in entries_for(web, agent) if e["path"].startswith("/page/")]
     order = [int(e["path"].rsplit("/", 1)[1]) for e in sorted(pages, key=lambda e: e["start"])]
     assert [set(order[0:3]), set(order[3:6]), set(order[6:])] == [{8, 7, 6}, {5, 4, 3}, {2, 1}]
+
+
+def test_hosts_are_spread_over_partitions_by_expected_fetch_time(spark, tmp_path):
+    data = DataDir.at(tmp_path / "data")
+    ensure_crawldb(spark, data)
+    now = int(time.time() * 1000)
+    rows = [
+        new_row(
+            f"http://big.test/{i}", "big.test", now - 1000, score=1.0, depth=1, fetch_interval=60
+        )
+        for i in range(40)
+    ]
+    rows += [
+        new_row(
+            f"http://s{h}.test/{i}", f"s{h}.test", now - 1000, score=1.0, depth=1, fetch_interval=60
+        )
+        for h in range(12)
+        for i in range(3)
+    ]
+    merge_rows(spark, data, rows_to_df(spark, spark.sparkContext.parallelize(rows), CRAWLDB), "t")
+    name = generate(spark, load_config(overrides=["fetcher.partitions=4"]), data)
+    listed = spark.read.format("delta").load(data.segment(name).table("fetchlist")).collect()
+    partitions = {}
+    for row in listed:
+        partitions.setdefault(row["host"], set()).add(row["partition"])
+    assert all(len(parts) == 1 for parts in partitions.values())  # a host in one partition
+    big = partitions.pop("big.test")
+    assert not any(parts == big for parts in partitions.values())  # the big host alone
+    loads = sorted(sum(1 for r in listed if r["partition"] == p) for p in range(4))
+    assert loads == [12, 12, 12, 40]  # small hosts evenly over the other three
+    summary = data.segment(name).summary("generated")
+    assert summary["skew_expected"] == pytest.approx(40 / 12, abs=1e-3)

@@ -7,7 +7,7 @@ runs 31 days later (``--adddays 31``, past the 30-day default interval).
 """
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from crawlruns import web_crawl_args
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for
 
@@ -30,14 +30,7 @@ def recrawled(spark, web, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text("".join(f"{base}/fresh/{k}\n" for k in range(1, FRESH_PAGES + 1)))
     data = root / "data"
-    args = ["--data", str(data)]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-        "db.max.depth=0",
-    ):
-        args += ["--conf", setting]
+    args = web_crawl_args(data, AGENT_URL, "db.max.depth=0")
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", *args]) == 0
     first = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
     web.advance_epoch()

@@ -8,7 +8,7 @@ every round that fetches from the host reads robots.txt and the sitemaps again.
 """
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from crawlruns import web_crawl_args
 from weblog import entries_for
 
 from crawldb import status as st
@@ -32,14 +32,7 @@ def sitemapped(spark, web, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text(f"{base}/\n")
     data = DataDir.at(root / "data")
-    args = ["--data", str(data.root)]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-        "robots.cache.ttl=0",
-    ):
-        args += ["--conf", setting]
+    args = web_crawl_args(data.root, AGENT_URL, "robots.cache.ttl=0")
     assert crawl.main(["--seeds", str(seeds), "--rounds", "2", *args]) == 0
     after_two = rows_of(spark, data)
     log_two = entries_for(web, AGENT_URL)

@@ -5,7 +5,7 @@ the host's pages that look like that answer as gone with reason soft_404.
 """
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from crawlruns import web_crawl_args
 from weblog import entries_for
 
 from crawldb import status as st
@@ -21,13 +21,7 @@ def test_soft_404_pages_are_gone_and_real_pages_kept(spark, web, tmp_path):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"{base}/page/1\n{base}/page/2\n{base}/old-article\n{ring}/page/1\n")
     data = tmp_path / "data"
-    args = ["--seeds", str(seeds), "--rounds", "1", "--data", str(data)]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-    ):
-        args += ["--conf", setting]
+    args = ["--seeds", str(seeds), "--rounds", "1", *web_crawl_args(data, AGENT_URL)]
     assert crawl.main(args) == 0
     rows = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
     missing = rows[f"{base}/old-article"]

@@ -1,0 +1,65 @@
+"""Spread a fetch list's hosts over fetch partitions by expected fetch time.
+
+One partition per host keeps politeness simple (no two tasks talk to one host), but a
+host is then bound to one task for the round. Hashing hosts onto partitions balances the
+URL counts at best; what a task spends is mostly waiting, so a host's cost is its URL
+count times its pause (the larger of ``fetcher.server.delay`` and its robots.txt
+Crawl-delay). Hosts are placed by longest processing time first: the costliest host goes
+to the least loaded partition, which keeps the slowest partition within 4/3 of the best
+possible. ``skew`` (slowest partition over the median) is reported for every round.
+"""
+
+from __future__ import annotations
+
+import heapq
+import statistics
+from collections.abc import Mapping, Sequence
+
+MIN_URL_COST = 0.01  # seconds: a URL costs its transfer even with no delay at all
+
+
+def host_cost(urls: int, pause_s: float) -> float:
+    """Expected seconds a task spends on a host's URLs in one round."""
+    return urls * max(pause_s, MIN_URL_COST)
+
+
+def assign_partitions(costs: Mapping[str, float], partitions: int) -> dict[str, int]:
+    """Host -> partition, costliest hosts first onto the least loaded partition.
+
+    Deterministic: ties are broken by host name and partition number."""
+    if partitions < 1:
+        raise ValueError(f"need at least one partition, not {partitions}")
+    loads = [(0.0, index) for index in range(partitions)]
+    placed = {}
+    for host in sorted(costs, key=lambda h: (-costs[h], h)):
+        load, index = heapq.heappop(loads)
+        placed[host] = index
+        heapq.heappush(loads, (load + costs[host], index))
+    return placed
+
+
+def partition_loads(
+    costs: Mapping[str, float], placed: Mapping[str, int], partitions: int
+) -> list[float]:
+    """Total cost per partition."""
+    loads = [0.0] * partitions
+    for host, index in placed.items():
+        loads[index] += costs[host]
+    return loads
+
+
+def skew(loads: Sequence[float]) -> float:
+    """Slowest partition over the median partition (1.0 is perfectly even); partitions
+    with no work are left out, and a round of one busy partition has skew 1."""
+    busy = [load for load in loads if load > 0]
+    if not busy:
+        return 1.0
+    return round(max(busy) / statistics.median(busy), 3)
+
+
+def round_cap(pause_s: float, time_limit_mins: float) -> int | None:
+    """Most URLs a host can be fetched in a round of ``time_limit_mins`` (-1: no limit):
+    more would only be skipped when the round's time runs out."""
+    if time_limit_mins < 0 or pause_s <= 0:
+        return None
+    return max(1, int(time_limit_mins * 60 / pause_s))

@@ -210,3 +210,18 @@ def test_hosts_are_spread_over_partitions_by_expected_fetch_time(spark, tmp_path
     assert loads == [12, 12, 12, 40]  # small hosts evenly over the other three
     summary = data.segment(name).summary("generated")
     assert summary["skew_expected"] == pytest.approx(40 / 12, abs=1e-3)
+
+
+def test_per_domain_cap_counts_all_hosts_of_a_registered_domain(spark):
+    rows = [
+        new_row(f"http://{host}/{i}", host, NOW - 1000, score=1.0 + i, depth=1, fetch_interval=60)
+        for host in ("a.example.com", "b.example.com", "www.other.org")
+        for i in range(3)
+    ]
+    frame = rows_to_df(spark, spark.sparkContext.parallelize(rows), CRAWLDB)
+    conf = load_config(overrides=["generate.max.count=2", "generate.count.mode=domain"])
+    hosts = [r["host"] for r in select_due(frame, conf, NOW).collect()]
+    assert sum(1 for h in hosts if h.endswith("example.com")) == 2  # two hosts, one domain
+    assert hosts.count("www.other.org") == 2
+    by_host = load_config(overrides=["generate.max.count=2"])
+    assert len(select_due(frame, by_host, NOW).collect()) == 6

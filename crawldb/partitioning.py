@@ -12,6 +12,7 @@ possible. ``skew`` (slowest partition over the median) is reported for every rou
 from __future__ import annotations
 
 import heapq
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 
@@ -62,4 +63,10 @@ def round_cap(pause_s: float, time_limit_mins: float) -> int | None:
     more would only be skipped when the round's time runs out."""
     if time_limit_mins < 0 or pause_s <= 0:
         return None
-    return max(1, int(time_limit_mins * 60 / pause_s))
+    return urls_within(pause_s, time_limit_mins)
+
+
+def urls_within(pause_s, time_limit_mins: float, floor=math.floor, greatest=max):
+    """``round_cap`` for a positive pause and a limit; written over operators that floats
+    and Spark Columns share (generate passes ``F.floor`` and a Column ``greatest``)."""
+    return greatest(1, floor(time_limit_mins * 60.0 / pause_s))

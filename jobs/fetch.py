@@ -170,43 +170,39 @@ def _warcinfo(conf: dict, segment: str) -> dict[str, str]:
 
 
 def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
-    """Figures of a fetched segment, computed from the written table."""
+    """Figures of a fetched segment, computed from the written table in one scan: the
+    counts per WARC file (one per partition, NULL for rows with no answer) are summed
+    here, and each file's busy time gives the partition skew."""
     from pyspark.sql import functions as F
 
     table = spark.read.format("delta").load(segment.table("fetch"))
     page = ~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_PROBE, ORIGIN_SITEMAP)
     robots = F.col("origin") == ORIGIN_ROBOTS
     sitemap = (F.col("origin") == ORIGIN_SITEMAP) & (F.col("fetch_status") == st.SUCCESS)
-    figures = table.agg(
-        F.sum(page.cast("int")).alias("urls"),
-        F.sum((robots & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
-        F.sum(sitemap.cast("int")).alias("sitemaps"),
-        F.sum((page & (F.col("fetch_status") == st.SUCCESS)).cast("int")).alias("pages"),
-        F.sum((page & F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND)).cast("int")).alias(
-            "errors"
-        ),
-        F.coalesce(F.sum(F.when(page, F.col("content_length"))), F.lit(0)).alias("bytes"),
-    ).collect()[0]
+    started = F.unix_millis("fetched_at")
+    per_file = (
+        table.groupBy("warc_file")
+        .agg(
+            F.sum(page.cast("int")).alias("urls"),
+            F.sum((robots & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
+            F.sum(sitemap.cast("int")).alias("sitemaps"),
+            F.sum((page & (F.col("fetch_status") == st.SUCCESS)).cast("int")).alias("pages"),
+            F.sum((page & F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND)).cast("int")).alias(
+                "errors"
+            ),
+            F.coalesce(F.sum(F.when(page, F.col("content_length"))), F.lit(0)).alias("bytes"),
+            (F.max(started + F.coalesce("duration_ms", F.lit(0))) - F.min(started)).alias(
+                "busy_ms"
+            ),
+        )
+        .collect()
+    )
     keys = ("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps")
-    summary = {key: int(figures[key] or 0) for key in keys}
-    summary["skew"] = partition_skew(table)
+    summary = {key: sum(int(row[key] or 0) for row in per_file) for key in keys}
+    summary["skew"] = skew([float(r["busy_ms"]) for r in per_file if r["warc_file"] is not None])
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
-
-
-def partition_skew(table) -> float:
-    """Busiest fetch partition over the median one, in seconds between its first request
-    and its last answer (one WARC file per partition)."""
-    from pyspark.sql import functions as F
-
-    started = F.unix_millis("fetched_at")
-    busy = (
-        table.where(F.col("warc_file").isNotNull())
-        .groupBy("warc_file")
-        .agg((F.max(started + F.coalesce("duration_ms", F.lit(0))) - F.min(started)).alias("ms"))
-    )
-    return skew([float(r["ms"]) for r in busy.collect()])
 
 
 def pages(fetched):

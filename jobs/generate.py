@@ -18,7 +18,13 @@ import sys
 from functools import reduce
 
 from crawldb import status as st
-from crawldb.partitioning import assign_partitions, host_cost, partition_loads, skew
+from crawldb.partitioning import (
+    assign_partitions,
+    host_cost,
+    partition_loads,
+    skew,
+    urls_within,
+)
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
@@ -105,7 +111,8 @@ def host_cap(conf):
         caps.append(F.lit(conf["generate.max.count"]))
     minutes = conf["fetcher.timelimit.mins"]
     if minutes >= 0:
-        by_time = F.greatest(F.lit(1), F.floor(F.lit(minutes * 60.0) / F.col("pause")))
+        column_max = lambda low, value: F.greatest(F.lit(low), value)  # noqa: E731
+        by_time = urls_within(F.col("pause"), minutes, floor=F.floor, greatest=column_max)
         caps.append(F.when(F.col("pause") > 0, by_time))
     if not caps:
         return None

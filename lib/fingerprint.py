@@ -48,14 +48,6 @@ def shingles(text: str, size: int = SHINGLE_WORDS) -> list[str]:
     return [" ".join(words[i : i + size]) for i in range(len(words) - size + 1)]
 
 
-def shingle_bytes(text: str, size: int = SHINGLE_WORDS) -> list[bytes]:
-    """``shingles(text)`` encoded as UTF-8, made from words encoded once."""
-    words = [w.encode("utf-8") for w in _WORD.findall(text.lower())]
-    if len(words) <= size:
-        return [b" ".join(words)] if words else []
-    return [b" ".join(words[i : i + size]) for i in range(len(words) - size + 1)]
-
-
 def simhash64(text: str | None) -> int | None:
     """Signed 64-bit SimHash of the text's shingles; ``None`` for a text without words."""
     return simhash64_many([text])[0]
@@ -65,7 +57,7 @@ def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
     """``simhash64`` of each text, computed for all of them in one pass.
 
     The texts' words are joined into one UTF-8 buffer; each shingle is a slice of it
-    (its words joined by single spaces, as ``shingle_bytes`` makes it), hashed by the
+    (its words joined by single spaces, as ``shingles`` makes it), hashed by the
     vectorised MD5 when it fits one block and by hashlib otherwise.
     """
     words = [_joined_words(text) if text else b"" for text in texts]

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from crawldb.schema import Table
+from jobs.layout import DataDir
 from jobs.lock import DataDirLock, LockedError
 from lib.config import Config, ConfigError, load_config
 
@@ -70,7 +71,7 @@ def job_main(
     if name in READ_ONLY_JOBS:
         return _run(name, conf, args, run)
     try:
-        with DataDirLock(Path(args.data), name):
+        with DataDirLock(DataDir.at(args.data, conf), name):
             return _run(name, conf, args, run)
     except LockedError as exc:
         print(f"{name}: {exc}", file=sys.stderr)

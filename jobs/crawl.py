@@ -33,7 +33,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Run the crawl; 0 on success, 2 when there is neither crawldb nor seeds."""
-    data = DataDir.at(args.data)
+    data = DataDir.at(args.data, conf)
     if args.seeds:
         inject(spark, conf, data, args.seeds)
     elif not crawldb_exists(spark, data):

@@ -37,7 +37,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Mark duplicates in the crawldb."""
-    dedup(spark, conf, DataDir.at(args.data))
+    dedup(spark, conf, DataDir.at(args.data, conf))
     return 0
 
 

@@ -38,14 +38,15 @@ def run(spark, conf, args) -> int:
     """Serve the test web, crawl it, print statistics."""
     # The demo web is on loopback addresses, which the fetcher refuses by default.
     conf = Config({**conf.as_dict(), "fetcher.allow.private.networks": True})
-    data = DataDir.at(args.data)
-    data.root.mkdir(parents=True, exist_ok=True)
-    web = TestWeb(loopback_hosts(args.hosts), args.port, data.root / "requests.jsonl").start()
+    root = Path(args.data).absolute()  # the demo is local: it writes its seeds beside
+    data = DataDir.at(root, conf)
+    root.mkdir(parents=True, exist_ok=True)
+    web = TestWeb(loopback_hosts(args.hosts), args.port, root / "requests.jsonl").start()
     try:
-        seeds = data.root / "seeds.txt"
+        seeds = root / "seeds.txt"
         seeds.write_text("".join(f"{url}\n" for url in web.seeds), encoding="utf-8")
         crawl_args = SimpleNamespace(
-            data=str(data.root), seeds=str(seeds), rounds=args.rounds, adddays=0.0
+            data=str(root), seeds=str(seeds), rounds=args.rounds, adddays=0.0
         )
         code = crawl.run(spark, conf, crawl_args)
     finally:

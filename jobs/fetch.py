@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from functools import partial
-from pathlib import Path
 
 from crawldb import status as st
 from crawldb.partitioning import skew
@@ -23,7 +22,7 @@ from jobs.common import (
     progress,
     rows_to_df,
 )
-from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
+from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.robots_cache import fresh_robots, store_robots
 from lib.fetcher import (
     ORIGIN_PROBE,
@@ -33,6 +32,7 @@ from lib.fetcher import (
     PartitionFetcher,
 )
 from lib.http import user_agent
+from lib.storage import join
 from lib.warc import WarcFile
 
 
@@ -53,7 +53,7 @@ def run(spark, conf, args) -> int:
 
             parse(spark, conf, segment)
 
-    return run_on_segment(args, "fetched", work)
+    return run_on_segment(args, conf, "fetched", work)
 
 
 def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
@@ -66,7 +66,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
-    remove_failed_attempts(segment.warc_dir)
+    remove_failed_attempts(segment)
     summary = fetch_summary(spark, segment, clock.seconds)
     if summary["robots_answers"]:
         store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
@@ -85,12 +85,11 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     return summary
 
 
-def remove_failed_attempts(warc_dir: str) -> None:
+def remove_failed_attempts(segment: Segment) -> None:
     """Delete the WARC files of task attempts that failed (killed before they could)."""
-    folder = Path(warc_dir)
-    if folder.is_dir():
-        for leftover in folder.glob("*.inprogress-*"):
-            leftover.unlink()
+    for name in segment.storage.list_files(segment.warc_dir):
+        if ".inprogress-" in name:
+            segment.storage.delete(join(segment.warc_dir, name))
 
 
 def with_robots(fetchlist, robots):
@@ -148,8 +147,9 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
         return
     context = TaskContext.get()
     attempt = context.attemptNumber() if context else 0
-    name = f"{warc_dir}/trawl-{segment}-{index:05d}.warc.gz"
-    warc = WarcFile(name, _warcinfo(conf, segment), attempt=attempt)
+    name = join(warc_dir, f"trawl-{segment}-{index:05d}.warc.gz")
+    storage = storage_of(warc_dir, conf)
+    warc = WarcFile(name, _warcinfo(conf, segment), attempt=attempt, storage=storage)
     try:
         yield from PartitionFetcher(conf, warc, cache, attempt).run(items)
     except BaseException:

@@ -46,7 +46,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Generate one segment; 0 when written, 1 when nothing was due."""
-    return 0 if generate(spark, conf, DataDir.at(args.data), args.adddays) else 1
+    return 0 if generate(spark, conf, DataDir.at(args.data, conf), args.adddays) else 1
 
 
 def fetch_partitions(spark, conf) -> int:

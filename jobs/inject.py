@@ -30,7 +30,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Inject the seed file; returns 0, or 1 when no line could be used."""
-    data = DataDir.at(args.data)
+    data = DataDir.at(args.data, conf)
     return inject(spark, conf, data, args.seeds)
 
 

@@ -21,53 +21,66 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+
+from lib.config import Config, load_config
+from lib.storage import Storage, absolute, basename, join, storage_for
 
 STAGES = ("generated", "fetched", "parsed", "updated")
 
 
+def storage_of(root: str, conf) -> Storage:
+    """The storage of a data directory, with the HDFS settings of ``conf`` (a Config or
+    its dict, as executors get it)."""
+    return storage_for(root, conf["hdfs.webhdfs.url"], conf["hdfs.user"])
+
+
 @dataclass(frozen=True)
 class DataDir:
-    """Paths inside one data directory."""
+    """Paths inside one data directory, local or ``hdfs://``."""
 
-    root: Path
+    root: str
+    storage: Storage = field(compare=False, repr=False)
 
     @classmethod
-    def at(cls, path: str | os.PathLike) -> DataDir:
-        """The data directory at ``path`` (made absolute)."""
-        return cls(Path(path).absolute())
+    def at(cls, path: str | os.PathLike, conf: Config | None = None) -> DataDir:
+        """The data directory at ``path`` (local paths made absolute); ``conf`` gives the
+        HDFS settings (default: the defaults file)."""
+        root = absolute(path)
+        return cls(root, storage_of(root, conf if conf is not None else load_config()))
 
     @property
     def crawldb(self) -> str:
         """Path of the crawldb Delta table."""
-        return str(self.root / "crawldb")
+        return join(self.root, "crawldb")
 
     @property
     def robots(self) -> str:
         """Path of the robots.txt cache Delta table."""
-        return str(self.root / "robots")
+        return join(self.root, "robots")
 
     @property
-    def segments(self) -> Path:
+    def segments(self) -> str:
         """Folder of all segments."""
-        return self.root / "segments"
+        return join(self.root, "segments")
+
+    def path(self, name: str) -> str:
+        """Path of a file or folder directly in the data directory."""
+        return join(self.root, name)
 
     def segment(self, name: str) -> Segment:
         """One segment by name."""
-        return Segment(self.segments / name)
+        return Segment(join(self.segments, name), self.storage)
 
     def segment_names(self) -> list[str]:
         """All segments, oldest first."""
-        if not self.segments.is_dir():
-            return []
-        return sorted(p.name for p in self.segments.iterdir() if p.is_dir())
+        return self.storage.list_dirs(self.segments)
 
     def new_segment_name(self) -> str:
         """A fresh segment name (waits a second rather than reuse a name)."""
         while True:
             name = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-            if not (self.segments / name).exists():
+            if not self.storage.exists(join(self.segments, name)):
                 return name
             time.sleep(0.2)
 
@@ -85,44 +98,56 @@ class DataDir:
 class Segment:
     """Paths and stage markers of one segment."""
 
-    path: Path
+    path: str
+    storage: Storage = field(compare=False, repr=False)
 
     @property
     def name(self) -> str:
         """The segment's name."""
-        return self.path.name
+        return basename(self.path)
 
     def table(self, name: str) -> str:
         """Path of one of the segment's tables (fetchlist, fetch, parse)."""
-        return str(self.path / name)
+        return join(self.path, name)
 
     @property
     def warc_dir(self) -> str:
         """Folder of the segment's WARC files."""
-        return str(self.path / "warc")
+        return join(self.path, "warc")
+
+    def warc_files(self) -> list[str]:
+        """Paths of the segment's finished WARC files."""
+        return [
+            join(self.warc_dir, name)
+            for name in self.storage.list_files(self.warc_dir)
+            if name.endswith(".warc.gz")
+        ]
+
+    def exists(self) -> bool:
+        """Whether the segment's folder exists."""
+        return self.storage.is_dir(self.path)
 
     def done(self, stage: str) -> bool:
         """True when ``stage`` completed for this segment."""
-        return (self.path / f"_{stage}.done").is_file()
+        return self.storage.exists(join(self.path, f"_{stage}.done"))
 
     def mark(self, stage: str, summary: dict) -> None:
         """Record that ``stage`` completed, with its summary figures (atomic rename)."""
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
-        self.path.mkdir(parents=True, exist_ok=True)
-        temp = self.path / f"._{stage}.done.tmp"
-        temp.write_text(json.dumps(summary, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temp, self.path / f"_{stage}.done")
+        self.storage.makedirs(self.path)
+        text = json.dumps(summary, sort_keys=True) + "\n"
+        self.storage.write_atomic(join(self.path, f"_{stage}.done"), text.encode("utf-8"))
 
     def summary(self, stage: str) -> dict:
         """The figures recorded when ``stage`` completed."""
-        return json.loads((self.path / f"_{stage}.done").read_text(encoding="utf-8"))
+        return json.loads(self.storage.read_bytes(join(self.path, f"_{stage}.done")))
 
 
-def run_on_segment(args, stage: str, work) -> int:
+def run_on_segment(args, conf: Config, stage: str, work) -> int:
     """Run ``work(data, segment)`` on the segment named by ``--segment``, else the oldest
     segment waiting for ``stage``; exit code 1 when there is none."""
-    data = DataDir.at(args.data)
+    data = DataDir.at(args.data, conf)
     segment = choose_segment(data, stage, args.segment)
     if segment is None:
         before = STAGES[STAGES.index(stage) - 1]
@@ -143,7 +168,7 @@ def choose_segment(data: DataDir, stage: str, name: str | None) -> Segment | Non
     """The segment a stage works on: the one named, else the oldest pending one."""
     if name:
         segment = data.segment(name)
-        if not segment.path.is_dir():
+        if not segment.exists():
             raise FileNotFoundError(f"segment {name} not found under {data.segments}")
         return segment
     pending = data.pending(stage)

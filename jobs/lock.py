@@ -5,7 +5,8 @@ crawldb would generate the same URLs twice and race on segments. So every job th
 writes takes the lock first and fails fast, naming the holder, when another live job
 holds it. A lock left by a process that died (same host, PID gone) is taken over, so
 that a killed crawl can simply be run again. Taking the lock is an exclusive file
-creation, atomic on a local or NFS file system.
+creation: O_EXCL on a local or NFS file system, a create without overwrite at the
+HDFS NameNode.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import json
 import os
 import socket
 import time
-from pathlib import Path
+
+from jobs.layout import DataDir
+from lib.storage import join
 
 LOCK_NAME = "_lock"
 
@@ -26,13 +29,15 @@ class LockedError(RuntimeError):
 class DataDirLock:
     """``with DataDirLock(root, "crawl"):`` runs the block as the directory's only writer."""
 
-    def __init__(self, root: Path, job: str):
-        self.path = Path(root) / LOCK_NAME
+    def __init__(self, data: DataDir, job: str):
+        self.storage = data.storage
+        self.root = data.root
+        self.path = join(data.root, LOCK_NAME)
         self.job = job
         self.taken_over: dict | None = None
 
     def __enter__(self) -> DataDirLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.storage.makedirs(self.root)
         record = {
             "pid": os.getpid(),
             "host": socket.gethostname(),
@@ -46,7 +51,7 @@ class DataDirLock:
                 holder = self._holder()
             if holder is not None and _alive(holder):
                 raise LockedError(
-                    f"{self.path.parent} is in use by another Trawl job: {holder.get('job')} "
+                    f"{self.root} is in use by another Trawl job: {holder.get('job')} "
                     f"(pid {holder.get('pid')} on {holder.get('host')}, started "
                     f"{holder.get('started')}). Wait for it to finish; if it is dead on another "
                     f"machine, remove {self.path}."
@@ -56,31 +61,19 @@ class DataDirLock:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
+        self.storage.delete(self.path)
 
     def _create(self, record: dict) -> bool:
-        try:
-            handle = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(record, out)
-        return True
+        return self.storage.create_new(self.path, json.dumps(record).encode("utf-8"))
 
     def _holder(self) -> dict | None:
         try:
-            return json.loads(self.path.read_text(encoding="utf-8"))
+            return json.loads(self.storage.read_bytes(self.path))
         except (FileNotFoundError, ValueError):
             return None  # vanished, or half written by a holder that died at once
 
     def _remove_stale(self, holder: dict | None) -> None:
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass  # another process took it over first: try again
+        self.storage.delete(self.path)  # if another process took it over first: try again
 
 
 def _alive(holder: dict) -> bool:

@@ -43,7 +43,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Parse one segment; 1 when there is none to parse."""
-    return run_on_segment(args, "parsed", lambda _data, segment: parse(spark, conf, segment))
+    return run_on_segment(args, conf, "parsed", lambda _data, segment: parse(spark, conf, segment))
 
 
 def parse_partition(conf: dict, rows) -> Iterator[dict]:

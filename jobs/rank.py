@@ -28,7 +28,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Rank the crawldb."""
-    rank(spark, conf, DataDir.at(args.data))
+    rank(spark, conf, DataDir.at(args.data, conf))
     return 0
 
 

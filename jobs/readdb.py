@@ -33,7 +33,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Run the chosen action."""
-    data = DataDir.at(args.data)
+    data = DataDir.at(args.data, conf)
     crawldb = read_crawldb(spark, data)
     if args.stats:
         figures = stats(crawldb)

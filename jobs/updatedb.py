@@ -51,7 +51,7 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Update the crawldb from one segment; 1 when there is none to apply."""
-    return run_on_segment(args, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
+    return run_on_segment(args, conf, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
 
 
 # depth, score share, reached by a redirect, sitemap lastmod (ms), sitemap changefreq (s)

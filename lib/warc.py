@@ -2,6 +2,8 @@
 
 A ``WarcFile`` is written under a temporary name and renamed when closed, so that a
 reader (or a retried Spark task, which rewrites the same name) never sees half a file.
+It writes through a ``lib.storage`` storage: a local file, or a WebHDFS stream (the
+records go to the DataNode as they are written; nothing waits in memory for the end).
 Each file opens with a ``warcinfo`` record; each exchange that got an answer adds a
 ``request`` and a ``response`` record, linked by ``WARC-Concurrent-To``, with block and
 payload digests; a 304 answer to a conditional request is a ``revisit`` record (profile
@@ -15,7 +17,6 @@ limit is marked ``WARC-Truncated: length``.
 from __future__ import annotations
 
 import io
-import os
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -23,6 +24,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from lib.http import Exchange
+from lib.storage import LocalStorage, Storage, basename
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 # WARC 1.1 section 6.7.3: a 304 to a conditional request, stored as headers only.
@@ -38,14 +40,21 @@ def warc_date(epoch_seconds: float) -> str:
 class WarcFile:
     """One WARC file being written; ``close()`` makes it visible under its final name."""
 
-    def __init__(self, path: str, info: dict[str, str], attempt: int = 0):
+    def __init__(
+        self,
+        path: str,
+        info: dict[str, str],
+        attempt: int = 0,
+        storage: Storage | None = None,
+    ):
         self.path = path
+        self.storage = storage or LocalStorage()
         # One temporary file per task attempt: attempts never write into each other.
         self.temp_path = f"{path}.inprogress-{attempt}"
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        self._handle = open(self.temp_path, "wb")  # noqa: SIM115 - closed in close()
+        self._opened = self.storage.open_write(self.temp_path)
+        self._handle = _CountingWriter(self._opened.__enter__())
         self._writer = WARCWriter(self._handle, gzip=True, warc_version="WARC/1.1")
-        record = self._writer.create_warcinfo_record(os.path.basename(path), info)
+        record = self._writer.create_warcinfo_record(basename(path), info)
         self._writer.write_record(record)
 
     def write_exchange(self, exchange: Exchange) -> int:
@@ -84,14 +93,34 @@ class WarcFile:
 
     def close(self) -> None:
         """Flush and move the file to its final name."""
-        self._handle.close()
-        os.replace(self.temp_path, self.path)
+        self._opened.__exit__(None, None, None)
+        self.storage.rename(self.temp_path, self.path)
 
     def abort(self) -> None:
         """Drop the unfinished file."""
-        self._handle.close()
-        if os.path.exists(self.temp_path):
-            os.remove(self.temp_path)
+        try:
+            self._opened.__exit__(None, None, None)
+        finally:
+            self.storage.delete(self.temp_path)
+
+
+class _CountingWriter:
+    """A write-only stream that knows its offset (a WebHDFS upload cannot ``tell()``)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.offset = 0
+
+    def write(self, data) -> int:
+        self.raw.write(data)
+        self.offset += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.offset
+
+    def flush(self) -> None:
+        """Flushed when the file is closed."""
 
 
 def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -33,6 +33,20 @@ def web(tmp_path_factory) -> TestWeb:
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def hdfs(tmp_path_factory):
+    """``(hdfs://127.0.0.1:PORT, WebHDFS URL)`` of a real HDFS: the one .ci/run started
+    (TRAWL_TEST_HDFS, TRAWL_TEST_WEBHDFS), else a MiniDFSCluster of this run's own."""
+    if os.environ.get("TRAWL_TEST_HDFS"):
+        yield os.environ["TRAWL_TEST_HDFS"], os.environ["TRAWL_TEST_WEBHDFS"]
+        return
+    from minihdfs import MiniHdfs
+
+    server = MiniHdfs(tmp_path_factory.mktemp("minihdfs")).start()
+    yield server.url, server.webhdfs
+    server.stop()
+
+
 @pytest.fixture()
 def conf():
     """The default configuration with the test web's delays."""

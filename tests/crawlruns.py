@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 AGENT = "https://trawl.invalid/test-run-{}".format
 
 
-def web_crawl_args(data: Path, agent_url: str, *settings: str) -> list[str]:
+def web_crawl_args(data: Path | str, agent_url: str, *settings: str) -> list[str]:
     """``--data`` and the ``--conf`` settings of a crawl of the test web: its delay, its
     loopback addresses allowed, a User-Agent URL of its own, then ``settings``."""
     args = ["--data", str(data)]
@@ -25,7 +25,7 @@ def web_crawl_args(data: Path, agent_url: str, *settings: str) -> list[str]:
     return args
 
 
-def crawl_args(web, data: Path, name: str, rounds: int) -> list[str]:
+def crawl_args(web, data: Path | str, name: str, rounds: int) -> list[str]:
     """``./submit.sh crawl`` of the failure and cluster tests, depth 1."""
     command = [str(ROOT / "submit.sh"), "crawl", "--rounds", str(rounds)]
     return command + web_crawl_args(data, AGENT(name), "db.max.depth=1")
@@ -43,6 +43,6 @@ def run_to_end(args: list[str], log: Path) -> None:
     assert done.returncode == 0, log.read_text()[-3000:]
 
 
-def crawldb_summary(spark, data: Path) -> dict:
-    rows = spark.read.format("delta").load(str(data / "crawldb")).collect()
+def crawldb_summary(spark, data: Path | str) -> dict:
+    rows = spark.read.format("delta").load(f"{data}/crawldb").collect()
     return {r["url"]: (r["status"], r["content_hash"]) for r in rows}

@@ -94,7 +94,7 @@ def test_warc_files_hold_one_response_per_fetched_page(crawled, spark):
             .where("http_status IS NOT NULL AND origin != 'robots'")
         )
         expected = sorted(r["url"] for r in answered.select("url").collect())
-        assert sorted(warc_page_responses(segment.warc_dir)) == expected
+        assert sorted(warc_page_responses(segment)) == expected
 
 
 def test_updatedb_twice_changes_nothing(crawled, spark):

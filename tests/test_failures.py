@@ -34,7 +34,7 @@ def during_fetch(data: DataDir, web, name: str) -> bool:
     segment = second_segment(data)
     if segment is None or not segment.done("generated") or segment.done("fetched"):
         return False
-    started = os.path.getmtime(segment.path / "_generated.done")
+    started = os.path.getmtime(Path(segment.path) / "_generated.done")
     pages = [e for e in entries_for(web, AGENT(name)) if e["start"] > started]
     return len(pages) >= 4
 
@@ -48,7 +48,7 @@ def during_updatedb(data: DataDir, web, name: str) -> bool:
     segment = second_segment(data)
     if segment is None or not segment.done("parsed"):
         return False
-    return time.time() - os.path.getmtime(segment.path / "_parsed.done") > 1.0
+    return time.time() - os.path.getmtime(Path(segment.path) / "_parsed.done") > 1.0
 
 
 def check_second_writer_refused(data: Path, folder: Path) -> None:

@@ -82,7 +82,7 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path):
     listed = sorted(r["url"] for r in pages.select("url").collect())
     assert listed == sorted(urls)  # one row per URL, none lost, none twice
     answered = sorted(r["url"] for r in rows.where("http_status IS NOT NULL").collect())
-    assert sorted(warc_page_responses(segment.warc_dir)) == answered
+    assert sorted(warc_page_responses(segment)) == answered
     log = entries_for(web, AGENT_URL)
     assert len([e for e in log if e["path"].startswith("/page/")]) > len(urls)  # refetched
     assert politeness_violations(log, lambda host: TEST_SERVER_DELAY) == []

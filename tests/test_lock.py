@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from jobs.layout import DataDir
 from jobs.lock import LOCK_NAME, DataDirLock, LockedError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_second_writer_fails_fast_naming_the_holder(tmp_path):
-    with DataDirLock(tmp_path, "crawl"):
+    with DataDirLock(DataDir.at(tmp_path), "crawl"):
         holder = json.loads((tmp_path / LOCK_NAME).read_text())
         with pytest.raises(LockedError, match=rf"crawl \(pid {holder['pid']} on") as failure:
-            with DataDirLock(tmp_path, "inject"):
+            with DataDirLock(DataDir.at(tmp_path), "inject"):
                 pass
         assert str(tmp_path / LOCK_NAME) in str(failure.value)
     assert not (tmp_path / LOCK_NAME).exists()  # released
@@ -30,18 +31,18 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
         text=True,
         check=True,
     )
-    held = DataDirLock(tmp_path, "crawl")
+    held = DataDirLock(DataDir.at(tmp_path), "crawl")
     held.__enter__()  # written by us, then made to look like the dead process's
-    record = json.loads(held.path.read_text())
-    held.path.write_text(json.dumps({**record, "pid": int(dead.stdout)}))
-    with DataDirLock(tmp_path, "crawl") as again:
+    record = json.loads(Path(held.path).read_text())
+    Path(held.path).write_text(json.dumps({**record, "pid": int(dead.stdout)}))
+    with DataDirLock(DataDir.at(tmp_path), "crawl") as again:
         assert again.taken_over["pid"] == int(dead.stdout)
 
 
 def test_a_live_holder_in_another_process_blocks(tmp_path):
     code = (
-        "import sys, time; from pathlib import Path; from jobs.lock import DataDirLock\n"
-        "with DataDirLock(Path(sys.argv[1]), 'crawl'):\n"
+        "import sys, time; from jobs.layout import DataDir; from jobs.lock import DataDirLock\n"
+        "with DataDirLock(DataDir.at(sys.argv[1]), 'crawl'):\n"
         "    print('held', flush=True); time.sleep(30)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -51,9 +52,9 @@ def test_a_live_holder_in_another_process_blocks(tmp_path):
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(LockedError):
-            DataDirLock(tmp_path, "generate").__enter__()
+            DataDirLock(DataDir.at(tmp_path), "generate").__enter__()
     finally:
         holder.kill()
         holder.wait()
-    with DataDirLock(tmp_path, "generate"):  # killed: its lock is stale now
+    with DataDirLock(DataDir.at(tmp_path), "generate"):  # killed: its lock is stale now
         pass

@@ -6,6 +6,8 @@ validator still matches with 304. Round 1 fetches them; the epoch advances; roun
 runs 31 days later (``--adddays 31``, past the 30-day default interval).
 """
 
+from pathlib import Path
+
 import pytest
 from crawlruns import web_crawl_args
 from warcio.archiveiterator import ArchiveIterator
@@ -84,7 +86,7 @@ def test_304s_are_warc_revisit_records(recrawled):
     data, base, _, _, _ = recrawled
     last = data.segment(data.segment_names()[-1])
     revisits, responses = [], []
-    for path in sorted((last.path / "warc").glob("*.warc.gz")):
+    for path in sorted(Path(last.warc_dir).glob("*.warc.gz")):
         with open(path, "rb") as stream:
             for record in ArchiveIterator(stream, check_digests="raise"):
                 uri = record.rec_headers.get_header("WARC-Target-URI")

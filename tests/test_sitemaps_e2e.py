@@ -7,6 +7,8 @@ the current epoch as lastmod. robots.txt is not cached (``robots.cache.ttl=0``),
 every round that fetches from the host reads robots.txt and the sitemaps again.
 """
 
+from pathlib import Path
+
 import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
@@ -32,7 +34,7 @@ def sitemapped(spark, web, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text(f"{base}/\n")
     data = DataDir.at(root / "data")
-    args = web_crawl_args(data.root, AGENT_URL, "robots.cache.ttl=0")
+    args = web_crawl_args(Path(data.root), AGENT_URL, "robots.cache.ttl=0")
     assert crawl.main(["--seeds", str(seeds), "--rounds", "2", *args]) == 0
     after_two = rows_of(spark, data)
     log_two = entries_for(web, AGENT_URL)

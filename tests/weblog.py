@@ -64,17 +64,16 @@ def disallowed_requests(entries: list[dict], site, agent: str = "Trawl") -> list
     ]
 
 
-def warc_page_responses(warc_dir) -> list[str]:
-    """Target URIs of the response records (robots.txt left out) of a segment's WARC files,
-    read with their digests checked; any file that is not a finished WARC fails."""
-    from pathlib import Path
-
+def warc_page_responses(segment) -> list[str]:
+    """Target URIs of the response records (robots.txt left out) of a segment's WARC files
+    (local or on HDFS), read with their digests checked; any file that is not a finished
+    WARC fails."""
     from warcio.archiveiterator import ArchiveIterator
 
     uris = []
-    for path in sorted(Path(warc_dir).iterdir()):
-        assert path.name.endswith(".warc.gz"), f"leftover file {path.name}"
-        with open(path, "rb") as handle:
+    for name in segment.storage.list_files(segment.warc_dir):
+        assert name.endswith(".warc.gz"), f"leftover file {name}"
+        with segment.storage.open_read(f"{segment.warc_dir}/{name}") as handle:
             for record in ArchiveIterator(handle, check_digests="raise"):
                 uri = record.rec_headers.get_header("WARC-Target-URI")
                 if record.rec_type == "response" and not uri.endswith("/robots.txt"):

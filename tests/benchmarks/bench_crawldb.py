@@ -1,0 +1,331 @@
+"""Scale of the crawldb: generate and updatedb on synthetic crawldbs of 1M, 3M, 10M URLs.
+
+For each size N the benchmark writes a synthetic crawldb (100 URLs per host, 30 %
+fetched with hash, SimHash and title, 65 % unfetched, 5 % gone or redirected) and a
+synthetic parsed segment of 100k fetched pages -- URLs of the crawldb that were due --
+each with 10 outlinks to URLs not in the crawldb (1M new outlinks). It then times
+
+* ``generate`` (topN 100k) over the crawldb, and
+* ``updatedb`` of the segment (100k rows updated, 1M inserted, one Delta MERGE),
+
+with Trawl's own job functions, and reports the crawldb's bytes per URL on disk before
+and after. Layouts are compared side by side at the smallest size (``--layouts``):
+
+* ``plain``: Delta defaults (snappy Parquet, MERGE rewrites every file it touches);
+* ``zstd``: Parquet pages compressed with zstd (``spark.sql.parquet.compression.codec``);
+* ``dv``: zstd plus deletion vectors (MERGE marks replaced rows instead of rewriting
+  the files they are in);
+* ``zorder``: zstd plus ``OPTIMIZE ... ZORDER BY (host)`` after updatedb (timed apart).
+
+Run: ``.venv/bin/python tests/benchmarks/bench_crawldb.py [--sizes 1000000 3000000
+10000000] [--layouts plain zstd dv zorder] [--work /tmp/trawl-bench-crawldb]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from crawldb.schema import CRAWLDB, FETCH, FETCHLIST, PARSE  # noqa: E402
+from jobs.common import build_spark  # noqa: E402
+from jobs.layout import DataDir  # noqa: E402
+from lib.config import load_config  # noqa: E402
+
+URLS_PER_HOST = 100
+SEGMENT_PAGES = 100_000
+OUTLINKS_PER_PAGE = 10
+TOPN = 100_000
+DAY_MS = 86_400_000
+NOW_MS = 1_796_000_000_000  # the crawl's clock: 2026-11-30
+SECTIONS = "news sport business tech culture travel science opinion health video".split()
+
+LAYOUTS = {
+    "plain": {},
+    "zstd": {"spark.sql.parquet.compression.codec": "zstd"},
+    "dv": {
+        "spark.sql.parquet.compression.codec": "zstd",
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "true",
+    },
+    "zorder": {"spark.sql.parquet.compression.codec": "zstd"},
+}
+
+
+def crawldb_frame(spark, size: int):
+    """``size`` synthetic crawldb rows with the table's schema."""
+    from pyspark.sql import functions as F
+
+    hosts = max(1, size // URLS_PER_HOST)
+    ids = spark.range(size)
+    host_id = F.pmod(F.xxhash64("id"), F.lit(hosts))
+    section = F.element_at(
+        F.array(*[F.lit(s) for s in SECTIONS]), (F.col("id") % 10 + 1).cast("int")
+    )
+    kind = F.pmod(F.xxhash64("id", F.lit("kind")), F.lit(100))
+    fetched = kind < 30
+    host = F.concat(F.lit("www.site"), host_id.cast("string"), F.lit(".example.com"))
+    path = F.concat(
+        F.lit("/"), section, F.lit("/2026/article-"), F.col("id").cast("string"), F.lit(".html")
+    )
+    ms = F.lit(NOW_MS) - F.pmod(F.xxhash64("id", F.lit("t")), F.lit(60 * DAY_MS))
+
+    def when_fetched(value, otherwise=None):
+        return F.when(fetched, value).otherwise(otherwise)
+
+    columns = {
+        "url": F.concat(F.lit("https://"), host, path),
+        "dedup_key": F.concat(F.lit("https://"), F.regexp_replace(host, "^www\\.", ""), path),
+        "host": host,
+        "status": F.when(fetched, "fetched")
+        .when(kind < 95, "unfetched")
+        .when(kind < 98, "gone")
+        .otherwise("redir_perm"),
+        "reason": F.when(kind >= 95, F.when(kind < 98, "http_404").otherwise("http_301")),
+        "fetch_time": F.timestamp_millis(F.when(fetched, ms + 30 * DAY_MS).otherwise(ms)),
+        "last_fetch_time": F.timestamp_millis(when_fetched(ms)),
+        "modified_time": F.timestamp_millis(when_fetched(ms)),
+        "fetch_interval": F.lit(2_592_000),
+        "fixed_interval": F.lit(False),
+        "retries": F.lit(0),
+        "fetch_count": when_fetched(F.lit(1), F.lit(0)),
+        "score": F.lit(1.0) / (F.col("id") % 50 + 1),
+        "pagerank": F.lit(None).cast("double"),
+        "depth": (F.col("id") % 6).cast("int"),
+        "http_status": when_fetched(F.lit(200)),
+        "content_hash": when_fetched(F.sha2(F.col("id").cast("string"), 256)),
+        "simhash": when_fetched(F.xxhash64("id", F.lit("simhash"))),
+        "etag": F.lit(None).cast("string"),
+        "last_modified": F.lit(None).cast("string"),
+        "content_type": when_fetched(F.lit("text/html")),
+        "title": when_fetched(
+            F.concat(F.lit("Article "), F.col("id").cast("string"), F.lit(" on "), section)
+        ),
+        "redirect_to": F.lit(None).cast("string"),
+        "duplicate_of": F.lit(None).cast("string"),
+        "canonical": F.lit(None).cast("string"),
+        "change_count": when_fetched(F.lit(0)),
+        "revisit_count": when_fetched(F.lit(0)),
+        "generate_time": F.lit(None).cast("timestamp"),
+        "segment": when_fetched(F.lit("20261101000000")),
+        "discovered_time": F.timestamp_millis(ms - 30 * DAY_MS),
+        "metadata": F.lit(None).cast("map<string,string>"),
+    }
+    assert list(columns) == CRAWLDB.names
+    return ids.select(
+        *[
+            value.cast(kind).alias(name)
+            for (name, kind), value in zip(CRAWLDB.columns, columns.values(), strict=True)
+        ]
+    )
+
+
+def write_segment(spark, data: DataDir, crawldb) -> str:
+    """A parsed segment of ``SEGMENT_PAGES`` pages of the crawldb, due and unfetched,
+    each linking to ``OUTLINKS_PER_PAGE`` URLs that are not in the crawldb."""
+    from pyspark.sql import functions as F
+
+    name = "20261130000000"
+    segment = data.segment(name)
+    chosen = crawldb.where("status = 'unfetched'").limit(SEGMENT_PAGES).cache()
+    fetchlist = chosen.select(
+        "url",
+        "host",
+        "status",
+        "score",
+        "depth",
+        "etag",
+        "last_modified",
+        F.lit(0.5).alias("priority"),
+        F.lit("medium").alias("tier"),
+        F.lit(0).alias("partition"),
+    )
+    fetchlist.select(*FETCHLIST.names).write.format("delta").save(segment.table("fetchlist"))
+    at = F.timestamp_millis(F.lit(NOW_MS))
+    fetch = chosen.select(
+        "url",
+        "host",
+        F.lit("success").alias("fetch_status"),
+        F.lit(None).cast("string").alias("reason"),
+        F.lit(200).alias("http_status"),
+        at.alias("fetched_at"),
+        F.lit(120).alias("duration_ms"),
+        F.lit("text/html").alias("content_type"),
+        F.lit(None).cast("binary").alias("content"),
+        F.lit(20_000).alias("content_length"),
+        F.lit(False).alias("truncated"),
+        F.lit(None).cast("map<string,string>").alias("headers"),
+        F.lit(None).cast("string").alias("etag"),
+        F.lit(None).cast("string").alias("last_modified"),
+        F.lit(None).cast("string").alias("redirect_to"),
+        "depth",
+        "score",
+        F.lit("fetchlist").alias("origin"),
+        F.lit(1).alias("attempts"),
+        F.lit(None).cast("string").alias("error_detail"),
+        F.lit("192.0.2.1").alias("ip"),
+        F.lit("trawl-x.warc.gz").alias("warc_file"),
+        F.lit(0).cast("bigint").alias("warc_offset"),
+    )
+    fetch.select(*FETCH.names).write.format("delta").save(segment.table("fetch"))
+    links = F.transform(
+        F.sequence(F.lit(1), F.lit(OUTLINKS_PER_PAGE)),
+        lambda k: F.struct(
+            F.concat(
+                F.lit("https://"),
+                F.col("host"),
+                F.lit("/new/"),
+                # A slug of letters: each new URL its own pattern (no trap-defence caps).
+                F.translate(
+                    F.sha2(F.concat(F.col("url"), k.cast("string")), 224).substr(1, 16),
+                    "0123456789abcdef",
+                    "ghijklmnopqrstuv",
+                ),
+                F.lit(".html"),
+            ).alias("url"),
+            F.lit("more").alias("anchor"),
+            F.lit(None).cast("string").alias("rel"),
+        ),
+    )
+    parse = chosen.select(
+        "url",
+        F.lit("success").alias("parse_status"),
+        F.lit(None).cast("string").alias("reason"),
+        F.lit("A page").alias("title"),
+        F.lit(None).cast("string").alias("description"),
+        F.lit("en").alias("language"),
+        F.lit(None).cast("string").alias("canonical"),
+        F.array().cast("array<string>").alias("feeds"),
+        F.lit("utf-8").alias("encoding"),
+        F.lit("header").alias("encoding_source"),
+        F.lit("text").alias("text"),
+        F.sha2(F.col("url"), 256).alias("content_hash"),
+        F.xxhash64("url").alias("simhash"),
+        links.alias("outlinks"),
+        F.create_map().cast("map<string,int>").alias("links_rejected"),
+        F.lit(None).cast("string").alias("robots"),
+    )
+    parse.select(*PARSE.names).write.format("delta").save(segment.table("parse"))
+    chosen.unpersist()
+    segment.mark("generated", {"urls": SEGMENT_PAGES, "partitions": 1})
+    segment.mark("fetched", {"pages": SEGMENT_PAGES})
+    segment.mark("parsed", {"pages": SEGMENT_PAGES, "sitemap_urls": 0})
+    return name
+
+
+def live_bytes(spark, path: str) -> int:
+    """Bytes of the files in the table's current version (older versions left out)."""
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0]
+    return int(detail["sizeInBytes"]), int(detail["numFiles"])
+
+
+def run_one(size: int, layout: str, work: Path, conf) -> dict:
+    from delta.tables import DeltaTable
+
+    from jobs.generate import generate
+    from jobs.updatedb import updatedb
+
+    spark = build_spark("bench-crawldb", conf)
+    for key, value in LAYOUTS[layout].items():
+        spark.conf.set(key, value)
+    for key in set().union(*LAYOUTS.values()) - set(LAYOUTS[layout]):
+        spark.conf.unset(key)
+    folder = work / f"{layout}-{size}"
+    shutil.rmtree(folder, ignore_errors=True)
+    data = DataDir.at(folder, conf)
+    figures = {"size": size, "layout": layout}
+
+    started = time.perf_counter()
+    target_files = max(2, size // 1_000_000 * 2)
+    crawldb_frame(spark, size).repartition(target_files).write.format("delta").save(data.crawldb)
+    figures["build_s"] = round(time.perf_counter() - started, 1)
+    figures["bytes_per_url"], figures["files"] = _per_url(spark, data.crawldb, size)
+
+    write_segment(spark, data, spark.read.format("delta").load(data.crawldb))
+
+    started = time.perf_counter()
+    name = generate(spark, conf, data, 0.0)
+    figures["generate_s"] = round(time.perf_counter() - started, 1)
+    figures["generated"] = data.segment(name).summary("generated")["urls"]
+
+    started = time.perf_counter()
+    summary = updatedb(spark, conf, data, data.segment("20261130000000"))
+    figures["updatedb_s"] = round(time.perf_counter() - started, 1)
+    figures["updatedb_changed"] = summary["changed"]
+    figures["updatedb_new"] = summary["new"]
+    after = summary["crawldb"]
+    figures["bytes_per_url_after"], figures["files_after"] = _per_url(spark, data.crawldb, after)
+    if layout == "zorder":
+        started = time.perf_counter()
+        DeltaTable.forPath(spark, data.crawldb).optimize().executeZOrderBy("host")
+        figures["zorder_s"] = round(time.perf_counter() - started, 1)
+        figures["bytes_per_url_zorder"], figures["files_zorder"] = _per_url(
+            spark, data.crawldb, after
+        )
+        started = time.perf_counter()
+        generate(spark, conf, data, 0.0)
+        figures["generate_after_zorder_s"] = round(time.perf_counter() - started, 1)
+    shutil.rmtree(folder, ignore_errors=True)
+    return figures
+
+
+def _per_url(spark, path: str, urls: int) -> tuple[float, int]:
+    size, files = live_bytes(spark, path)
+    return round(size / urls, 1), files
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 3_000_000, 10_000_000])
+    parser.add_argument("--layouts", nargs="+", default=["plain", "zstd", "dv", "zorder"])
+    parser.add_argument("--layout", default="dv", help="layout used for the larger sizes")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/trawl-bench-crawldb"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TRAWL_DRIVER_MEMORY", "8g")
+    conf = load_config(
+        overrides=[
+            f"generate.topN={TOPN}",
+            "spark.ui.enabled=false",
+            "spark.driver.memory=8g",
+            "spark.sql.shuffle.partitions=16",
+        ]
+    )
+    results = []
+    for layout in args.layouts:
+        results.append(run_one(args.sizes[0], layout, args.work, conf))
+        print(json.dumps(results[-1]), flush=True)
+    for size in args.sizes[1:]:
+        results.append(run_one(size, args.layout, args.work, conf))
+        print(json.dumps(results[-1]), flush=True)
+    print_table(results)
+    return 0
+
+
+def print_table(results: list[dict]) -> None:
+    print("\nsize        layout  build s  generate s  updatedb s  bytes/URL before  after  files")
+    for r in results:
+        print(
+            f"{r['size']:>10,}  {r['layout']:<6}  {r['build_s']:>7}  {r['generate_s']:>10}  "
+            f"{r['updatedb_s']:>10}  {r['bytes_per_url']:>16}  {r['bytes_per_url_after']:>5}  "
+            f"{r['files_after']:>5}"
+        )
+    base = [r for r in results if r["layout"] == results[-1]["layout"]]
+    if len(base) > 1:
+        first = base[0]
+        for r in base[1:]:
+            growth = r["size"] / first["size"]
+            print(
+                f"{r['size']:,} vs {first['size']:,} URLs ({growth:.0f}x): generate "
+                f"{r['generate_s'] / first['generate_s']:.2f}x, updatedb "
+                f"{r['updatedb_s'] / first['updatedb_s']:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

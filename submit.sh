@@ -22,11 +22,14 @@ run a command with --help for its own options):
   fetch      fetch a segment (robots.txt, politeness, WARC files)
   parse      parse a segment's pages (text, outlinks, fingerprints)
   updatedb   merge a segment into the crawldb
-  readdb     crawldb statistics (--stats [--json]), dump (--dump OUT), one URL (--url URL)
+  readdb     crawldb statistics (--stats [--json]), top hosts (--hosts N), dump (--dump OUT),
+             one URL (--url URL)
+  readseg    list segments (--list), dump one (--dump SEGMENT OUT), one URL (--get SEGMENT URL)
   dedup      mark exact (SHA-256) and near (SimHash) duplicates in the crawldb
   rank       PageRank over the link graph, written to the crawldb (pagerank)
 
 Other commands:
+  api        serve the crawl-job HTTP API: api --data DIR [--host H] [--port P] [--conf ...]
   demo       start the bundled test web, crawl it for 3 rounds, print stats
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
@@ -92,8 +95,10 @@ run_job() {
 command="${1:-}"
 [[ -n "$command" ]] && shift
 case "$command" in
-  crawl|inject|generate|fetch|parse|updatedb|readdb|dedup|rank|demo)
+  crawl|inject|generate|fetch|parse|updatedb|readdb|readseg|dedup|rank|demo)
     bootstrap; run_job "$command" "$@" ;;
+  api)
+    bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
   test)
     bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
   setup)

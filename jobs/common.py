@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,8 +52,11 @@ def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-READ_ONLY_JOBS = {"readdb"}  # every other job writes, and holds DIR/_lock (jobs.lock)
+READ_ONLY_JOBS = {"readdb", "readseg"}  # every other job writes, and holds DIR/_lock (jobs.lock)
 EXIT_LOCKED = 3  # another live job holds the data directory
+# The job raised: distinct from 1, which generate returns when nothing is due (as in
+# Nutch, whose jobs return -1 on failure), so that a scheduler can tell them apart.
+EXIT_FAILED = 255
 
 
 def job_main(
@@ -79,8 +83,13 @@ def job_main(
 
 
 def _run(name: str, conf: Config, args, run: Callable) -> int:
-    spark = build_spark(name, conf, args.master)
-    result = run(spark, conf, args)
+    try:
+        spark = build_spark(name, conf, args.master)
+        result = run(spark, conf, args)
+    except Exception:
+        traceback.print_exc()
+        print(f"{name}: failed (exit code {EXIT_FAILED})", file=sys.stderr)
+        return EXIT_FAILED
     return result if isinstance(result, int) else 0
 
 

@@ -17,6 +17,7 @@ from jobs.inject import inject
 from jobs.layout import STAGES, DataDir, Segment
 from jobs.parse import parse
 from jobs.store import crawldb_exists
+from jobs.submissions import inject_pending
 from jobs.updatedb import updatedb
 
 
@@ -36,8 +37,11 @@ def run(spark, conf, args) -> int:
     data = DataDir.at(args.data, conf)
     if args.seeds:
         inject(spark, conf, data, args.seeds)
-    elif not crawldb_exists(spark, data):
-        print(f"crawl: no crawldb at {data.crawldb}; give --seeds FILE", file=sys.stderr)
+    elif not crawldb_exists(spark, data) and not inject_pending(spark, conf, data):
+        print(
+            f"crawl: no crawldb at {data.crawldb}; give --seeds FILE (or submit URLs to the API)",
+            file=sys.stderr,
+        )
         return 2
     for name in unfinished_segments(data):
         print(f"crawl: finishing segment {name} left unfinished", flush=True)

@@ -22,8 +22,9 @@ from __future__ import annotations
 import sys
 
 from crawldb import status as st
-from jobs.common import delta_commit_message, job_main, job_parser, progress
+from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, progress
 from jobs.layout import DataDir
+from jobs.metrics import record
 from jobs.store import read_crawldb
 
 BANDS = 4
@@ -37,7 +38,9 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Mark duplicates in the crawldb."""
-    dedup(spark, conf, DataDir.at(args.data, conf))
+    data, clock = DataDir.at(args.data, conf), Stopwatch()
+    summary = dedup(spark, conf, data)
+    record(spark, data.root, "dedup", None, {**summary, "seconds": clock.seconds})
     return 0
 
 

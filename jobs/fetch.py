@@ -23,8 +23,11 @@ from jobs.common import (
     rows_to_df,
 )
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
+from jobs.metrics import record
+from jobs.progress import PROGRESS_KEY, StageProgress
 from jobs.robots_cache import fresh_robots, store_robots
 from lib.fetcher import (
+    ORIGIN_FETCHLIST,
     ORIGIN_PROBE,
     ORIGIN_ROBOTS,
     ORIGIN_SITEMAP,
@@ -32,8 +35,9 @@ from lib.fetcher import (
     PartitionFetcher,
 )
 from lib.http import user_agent
-from lib.storage import join
-from lib.warc import WarcFile
+from lib.progress import ProgressFile, read_progress
+from lib.storage import basename, join
+from lib.warc import WarcFile, cdxj_index
 
 
 def build_parser():
@@ -64,13 +68,18 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
     rows = by_partition(work, fetchlist, segment.summary("generated")["partitions"])
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
-    with delta_commit_message(spark, f"trawl fetch segment={segment.name}"):
+    total = segment.summary("generated")["urls"]
+    watch = StageProgress("fetch", "URLs", fetch_progress(segment, total), conf[PROGRESS_KEY])
+    with delta_commit_message(spark, f"trawl fetch segment={segment.name}"), watch:
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
+    segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
     summary = fetch_summary(spark, segment, clock.seconds)
+    table = spark.read.format("delta").load(segment.table("fetch"))
     if summary["robots_answers"]:
-        store_robots(spark, data, spark.read.format("delta").load(segment.table("fetch")))
+        store_robots(spark, data, table)
     segment.mark("fetched", summary)
+    record(spark, data.root, "fetch", segment.name, summary, host_stats(table))
     progress(
         "fetch",
         [
@@ -83,6 +92,21 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
         ],
     )
     return summary
+
+
+def cdxj_dir(segment_path: str) -> str:
+    """Folder of the CDXJ indexes of the segment's WARC files, one per file."""
+    return join(segment_path, "cdxj")
+
+
+def progress_dir(segment_path: str) -> str:
+    """Folder of the fetch tasks' progress files (removed when fetch ends)."""
+    return join(segment_path, "_progress")
+
+
+def fetch_progress(segment: Segment, total: int):
+    """``() -> (URLs done, URLs in the fetch list)`` from the tasks' progress files."""
+    return lambda: (read_progress(segment.storage, progress_dir(segment.path)), total)
 
 
 def remove_failed_attempts(segment: Segment) -> None:
@@ -150,12 +174,21 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     name = join(warc_dir, f"trawl-{segment}-{index:05d}.warc.gz")
     storage = storage_of(warc_dir, conf)
     warc = WarcFile(name, _warcinfo(conf, segment), attempt=attempt, storage=storage)
+    segment_path = warc_dir.rsplit("/", 1)[0]
+    path = join(progress_dir(segment_path), f"part-{index:05d}.json")
+    progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
     try:
-        yield from PartitionFetcher(conf, warc, cache, attempt).run(items)
+        for row in PartitionFetcher(conf, warc, cache, attempt).run(items):
+            if row["origin"] == ORIGIN_FETCHLIST:
+                progress.advance()
+            yield row
     except BaseException:
         warc.abort()
         raise
     warc.close()
+    index = cdxj_index(storage, name)
+    storage.write_atomic(join(cdxj_dir(segment_path), f"{basename(name)}.cdxj"), index.encode())
+    progress.finish()
 
 
 def _warcinfo(conf: dict, segment: str) -> dict[str, str]:
@@ -199,10 +232,33 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     )
     keys = ("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps")
     summary = {key: sum(int(row[key] or 0) for row in per_file) for key in keys}
+    counted = table.where(page).groupBy("fetch_status", "reason").count().collect()
+    summary["outcomes"], summary["reasons"] = {}, {}
+    for row in counted:
+        for key, name in (("outcomes", row["fetch_status"]), ("reasons", row["reason"])):
+            if name is not None:
+                summary[key][name] = summary[key].get(name, 0) + row["count"]
     summary["skew"] = skew([float(r["busy_ms"]) for r in per_file if r["warc_file"] is not None])
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
+
+
+def host_stats(table):
+    """Per host of a fetch table: URLs tried, pages fetched, errors, bytes, response times
+    (the metrics table's ``hosts`` column)."""
+    from pyspark.sql import functions as F
+
+    tried = pages(table).where(F.col("origin") != ORIGIN_PROBE)
+    success = F.col("fetch_status") == st.SUCCESS
+    return tried.groupBy("host").agg(
+        F.count("*").alias("urls"),
+        F.sum(success.cast("long")).alias("pages"),
+        F.sum(F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND).cast("long")).alias("errors"),
+        F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),  # any answer's body
+        F.avg("duration_ms").alias("avg_ms"),
+        F.max("duration_ms").cast("long").alias("max_ms"),
+    )
 
 
 def pages(fetched):

@@ -28,10 +28,12 @@ from crawldb.partitioning import (
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
-from jobs.common import delta_commit_message, job_main, job_parser, now_ms, progress
+from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, now_ms, progress
 from jobs.layout import DataDir
+from jobs.metrics import record
 from jobs.robots_cache import host_pauses
 from jobs.store import read_crawldb, upgrade_crawldb
+from jobs.submissions import inject_pending, without_cancelled
 from lib.domains import registered_domain
 
 
@@ -173,9 +175,11 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     """Write a new segment's fetch list; returns its name, or None when nothing is due."""
     from pyspark.sql import functions as F
 
+    clock = Stopwatch()
     check_weights(conf)
+    inject_pending(spark, conf, data)  # what the crawl-job API received since last round
     now = shifted_now(now_ms(), add_days)
-    crawldb = read_crawldb(spark, data)
+    crawldb = without_cancelled(spark, data, read_crawldb(spark, data))
     due_hosts = crawldb.where(F.unix_millis("fetch_time") <= F.lit(now)).select("host")
     pauses = host_pauses(spark, data, conf, due_hosts).cache()
     selected = select_due(crawldb, conf, now, pauses).cache()
@@ -202,7 +206,9 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     pauses.unpersist()
     tiers = {t: tiers.get(t, 0) for t in TIERS}
     summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
-    segment.mark("generated", {**summary, "skew_expected": skew_expected})
+    summary = {**summary, "skew_expected": skew_expected, "seconds": round(clock.seconds, 1)}
+    segment.mark("generated", summary)
+    record(spark, data.root, "generate", name, summary)
     progress(
         "generate",
         [

@@ -11,8 +11,18 @@ from functools import partial
 
 from crawldb.merge import merge_inject, new_row
 from crawldb.schema import CRAWLDB
-from jobs.common import job_main, job_parser, now_ms, progress, python_df, row_dict, rows_to_df
+from jobs.common import (
+    Stopwatch,
+    job_main,
+    job_parser,
+    now_ms,
+    progress,
+    python_df,
+    row_dict,
+    rows_to_df,
+)
 from jobs.layout import DataDir
+from jobs.metrics import record
 from jobs.store import ensure_crawldb, merge_rows, read_crawldb
 from lib.seeds import Seed, SeedError, parse_seed_line
 from lib.urlfilter import UrlFilter
@@ -36,6 +46,7 @@ def run(spark, conf, args) -> int:
 
 def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     """Parse, normalize and merge seeds into the crawldb of ``data``."""
+    clock = Stopwatch()
     settings = conf.as_dict()
     lines = spark.sparkContext.textFile(str(seeds_path)).zipWithIndex()
     parsed = lines.map(lambda pair: _parse(settings, pair)).filter(lambda r: r is not None)
@@ -46,27 +57,39 @@ def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
         print(f"inject: {seeds_path}: {error}; line skipped", file=sys.stderr)
     if error_count > ERRORS_SHOWN:
         print(f"inject: ... {error_count - ERRORS_SHOWN} more malformed lines", file=sys.stderr)
-    stamp = now_ms()
-    seeds = (
-        parsed.filter(lambda r: isinstance(r, Seed))
-        .map(partial(_seed_row, settings, stamp))
-        .keyBy(lambda row: row["url"])
-        .reduceByKey(lambda first, _later: first)
-        .values()
+    accepted = merge_seeds(
+        spark, conf, data, parsed.filter(lambda r: isinstance(r, Seed)), "trawl inject"
     )
-    seed_frame = python_df(spark, seeds, CRAWLDB)
-    ensure_crawldb(spark, data)
-    changed = _merged(spark, data, seed_frame, settings["db.injector.update"])
-    merge_rows(spark, data, changed, "trawl inject")
-    accepted = seed_frame.count()
     parsed.unpersist()
     progress("inject", [("urls", accepted), ("malformed lines", error_count)])
+    summary = {"urls": accepted, "malformed_lines": error_count, "seconds": clock.seconds}
+    record(spark, data.root, "inject", None, summary)
     return 0 if accepted or not error_count else 1
 
 
 def _parse(conf, pair):
     text, index = pair
     return parse_seed_line(index + 1, text, UrlFilter(conf))
+
+
+def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
+    """Merge an RDD of ``Seed`` into the crawldb (one Delta commit labelled ``message``);
+    returns how many distinct URLs were given."""
+    settings = conf.as_dict()
+    stamp = now_ms()
+    rows = (
+        seeds.map(partial(_seed_row, settings, stamp))
+        .keyBy(lambda row: row["url"])
+        .reduceByKey(lambda first, _later: first)
+        .values()
+    )
+    seed_frame = python_df(spark, rows, CRAWLDB).cache()
+    ensure_crawldb(spark, data)
+    changed = _merged(spark, data, seed_frame, settings["db.injector.update"])
+    merge_rows(spark, data, changed, message)
+    accepted = seed_frame.count()
+    seed_frame.unpersist()
+    return accepted
 
 
 def _seed_row(conf, stamp: int, seed: Seed) -> dict:

@@ -4,14 +4,17 @@
 
     DIR/crawldb/                      Delta table, one row per normalized URL
     DIR/robots/                       Delta table, the robots.txt cache, one row per host
+    DIR/metrics/                      Delta table, one row per job run (jobs.metrics)
     DIR/segments/<segment>/fetchlist  Delta table written by generate
     DIR/segments/<segment>/fetch      Delta table written by fetch
     DIR/segments/<segment>/parse      Delta table written by parse
     DIR/segments/<segment>/warc/      *.warc.gz written by fetch
+    DIR/segments/<segment>/cdxj/      *.warc.gz.cdxj, the CDXJ index of each WARC file
     DIR/segments/<segment>/_<stage>.done   JSON summary, written when a stage completes
 
 Segment names are the UTC time of generate, ``yyyyMMddHHmmss`` as in Nutch, so they
-sort in creation order. A stage's marker is written after its table, so a segment
+sort in creation order. DIR is a local path or ``hdfs://NAMENODE:PORT/path``
+(``lib.storage``). A stage's marker is written after its table, so a segment
 without the marker of a stage has to run (or rerun) that stage.
 """
 
@@ -109,6 +112,11 @@ class Segment:
     def table(self, name: str) -> str:
         """Path of one of the segment's tables (fetchlist, fetch, parse)."""
         return join(self.path, name)
+
+    @property
+    def root(self) -> str:
+        """The data directory the segment belongs to."""
+        return self.path.rsplit("/segments/", 1)[0]
 
     @property
     def warc_dir(self) -> str:

@@ -24,6 +24,8 @@ from jobs.common import (
 )
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
+from jobs.metrics import record
+from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
 from lib.fetcher import ORIGIN_SITEMAP
 from lib.parse import parse_pages
 from lib.sitemaps import parse_sitemap
@@ -143,7 +145,8 @@ def parse(spark, conf, segment: Segment) -> dict:
     )
     rows = ok.rdd.mapPartitions(partial(parse_partition, conf.as_dict()))
     parsed = rows_to_df(spark, rows, PARSE)
-    with delta_commit_message(spark, f"trawl parse segment={segment.name}"):
+    watch = StageProgress("parse", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
+    with delta_commit_message(spark, f"trawl parse segment={segment.name}"), watch:
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
     table = spark.read.format("delta").load(segment.table("parse"))
     figures = table.agg(
@@ -156,6 +159,7 @@ def parse(spark, conf, segment: Segment) -> dict:
     summary["sitemap_urls"] = parse_sitemaps(spark, conf, segment)
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("parsed", summary)
+    record(spark, segment.root, "parse", segment.name, summary)
     keys = ("pages", "html", "failed", "outlinks", "sitemap_urls")
     progress("parse", [(key, summary[key]) for key in keys])
     return summary

@@ -18,6 +18,7 @@ from crawldb import status as st
 from crawldb.rank import next_rank
 from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, progress
 from jobs.layout import DataDir
+from jobs.metrics import record
 from jobs.store import read_crawldb, upgrade_crawldb
 
 
@@ -28,7 +29,8 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Rank the crawldb."""
-    rank(spark, conf, DataDir.at(args.data, conf))
+    data = DataDir.at(args.data, conf)
+    record(spark, data.root, "rank", None, rank(spark, conf, data))
     return 0
 
 

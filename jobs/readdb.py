@@ -1,8 +1,11 @@
 """readdb: read the crawldb: statistics, a dump, or one URL's record.
 
-Usage: ``submit.sh readdb --data DIR (--stats [--json] | --dump OUT | --url URL)``.
+Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --dump OUT
+| --url URL)``.
 ``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
-links rejected, freshness (due, overdue, fetched within interval, ages; jobs.freshness);
+links rejected, freshness (due, overdue, fetched within interval, ages; jobs.freshness),
+the 10 largest hosts by status, and the crawl round by round (from the metrics table);
+``--hosts N``: the N hosts with most URLs, with their counts by status;
 ``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--url URL``: one record
 (the URL is normalized first), as JSON.
 """
@@ -16,6 +19,7 @@ from crawldb import status as st
 from jobs.common import job_main, job_parser, now_ms
 from jobs.freshness import freshness
 from jobs.layout import DataDir
+from jobs.metrics import read_metrics
 from jobs.store import read_crawldb
 from lib.urls import normalize
 
@@ -27,7 +31,10 @@ def build_parser():
     action.add_argument("--stats", action="store_true", help="print statistics")
     action.add_argument("--dump", metavar="OUT", help="write the crawldb as JSON lines to OUT")
     action.add_argument("--url", help="print the record of one URL")
-    parser.add_argument("--json", action="store_true", help="machine-readable --stats")
+    action.add_argument(
+        "--hosts", type=int, metavar="N", help="the N hosts with most URLs, by status"
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable --stats, --hosts")
     return parser
 
 
@@ -39,7 +46,13 @@ def run(spark, conf, args) -> int:
         figures = stats(crawldb)
         figures["rejected"] = rejected_links(data)
         figures["freshness"] = freshness(crawldb, now_ms())
+        figures["top_hosts"] = top_hosts(crawldb, TOP_HOSTS_IN_STATS)
+        figures["rounds"] = rounds(spark, data)
         print(json.dumps(figures, indent=2, sort_keys=True) if args.json else format_stats(figures))
+        return 0
+    if args.hosts is not None:
+        hosts = top_hosts(crawldb, args.hosts)
+        print(json.dumps(hosts, indent=2) if args.json else format_hosts(hosts))
         return 0
     if args.dump:
         crawldb.write.mode("overwrite").json(args.dump)
@@ -78,6 +91,79 @@ def stats(crawldb) -> dict:
     }
 
 
+TOP_HOSTS_IN_STATS = 10
+ROUND_FIGURES = {  # column of --stats' rounds: (job, figure in the metrics table)
+    "generated": ("generate", "urls"),
+    "fetched": ("fetch", "pages"),
+    "errors": ("fetch", "errors"),
+    "pages/s": ("fetch", "pages_per_second"),
+    "skew": ("fetch", "skew"),
+    "new urls": ("updatedb", "new"),
+    "crawldb": ("updatedb", "crawldb"),
+}
+
+
+def top_hosts(crawldb, count: int) -> list[dict]:
+    """The ``count`` hosts with most URLs: their URLs, counts by status, average score."""
+    from pyspark.sql import functions as F
+
+    by_status = [
+        F.sum((F.col("status") == name).cast("long")).alias(name) for name in st.DB_STATUSES
+    ]
+    rows = (
+        crawldb.groupBy("host")
+        .agg(F.count("*").alias("urls"), *by_status, F.avg("score").alias("avg_score"))
+        .orderBy(F.desc("urls"), "host")
+        .limit(count)
+        .collect()
+    )
+    return [
+        {**{k: v for k, v in row.asDict().items() if v != 0}, "avg_score": _round(row["avg_score"])}
+        for row in rows
+    ]
+
+
+def rounds(spark, data: DataDir) -> list[dict]:
+    """Per segment, oldest first, the figures of its stages (from the metrics table)."""
+    from pyspark.sql import functions as F
+
+    metrics = read_metrics(spark, data.root)
+    if metrics is None:
+        return []
+    table: dict[str, dict] = {}
+    for row in metrics.where(F.col("segment").isNotNull()).collect():
+        entry = table.setdefault(row["segment"], {"segment": row["segment"]})
+        for label, (job, figure) in ROUND_FIGURES.items():
+            if row["job"] == job and figure in (row["figures"] or {}):
+                entry[label] = row["figures"][figure]
+        entry[f"{row['job']} s"] = row["seconds"]
+    return [table[name] for name in sorted(table)]
+
+
+def format_hosts(hosts: list[dict]) -> str:
+    """Top hosts as readable lines."""
+    lines = []
+    for host in hosts:
+        counts = ", ".join(f"{name} {host[name]}" for name in st.DB_STATUSES if name in host)
+        lines.append(
+            f"{host['host']}\t{host['urls']} urls: {counts}; avg score {host['avg_score']}"
+        )
+    return "\n".join(lines)
+
+
+def format_rounds(table: list[dict]) -> list[str]:
+    """The crawl round by round, one line per segment."""
+    lines = []
+    for entry in table:
+        shown = [f"{label} {_number(entry[label])}" for label in ROUND_FIGURES if label in entry]
+        lines.append(f"round {entry['segment']}:\t{', '.join(shown)}")
+    return lines
+
+
+def _number(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def rejected_links(data: DataDir) -> dict[str, int]:
     """Links kept out of the crawldb over all rounds, by reason (from updatedb's figures)."""
     totals: dict[str, int] = {}
@@ -112,6 +198,9 @@ def format_stats(figures: dict) -> str:
             f"fetched within interval:\t{fresh['fresh']:.1%} of {fresh['pages']} pages",
         ]
         lines += [f"age {name} days:\t{count}" for name, count in fresh["age_days"].items()]
+    if figures.get("top_hosts"):
+        lines += ["top hosts:", format_hosts(figures["top_hosts"])]
+    lines += format_rounds(figures.get("rounds", []))
     return "\n".join(lines)
 
 

@@ -31,6 +31,8 @@ from jobs.common import (
 from jobs.fetch import pages
 from jobs.freshness import freshness
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
+from jobs.metrics import record
+from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
 from jobs.store import merge_rows, read_crawldb
 from lib.domains import same_site
 from lib.fetcher import ORIGIN_PROBE
@@ -204,7 +206,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
     if summary["changed"]:
-        merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
+        watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
+        with watch:
+            merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
     old.unpersist()
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
@@ -213,6 +217,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["rejected"] = rejected_counts(spark, segment, refused)
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
+    record(spark, data.root, "updatedb", segment.name, summary)
     progress(
         "updatedb",
         [

@@ -44,6 +44,7 @@ from lib.urls import host_of, resolve, scheme_of
 from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
+ORIGIN_FETCHLIST = "fetchlist"  # a URL of the fetch list (others: what fetching it added)
 ORIGIN_ROBOTS = "robots"
 ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
 ORIGIN_SITEMAP = "sitemap"  # named by robots.txt (else /sitemap.xml), or by a sitemap index
@@ -60,7 +61,7 @@ class FetchItem:
     url: str
     depth: int
     score: float
-    origin: str = "fetchlist"
+    origin: str = ORIGIN_FETCHLIST
     hops: int = 0
     attempts: int = 0
     etag: str | None = None  # validators of the copy fetched before: a conditional request

@@ -134,6 +134,7 @@ class LocalStorage:
 
     def write_atomic(self, path: str, data: bytes) -> None:
         target = _local(path)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
         temp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.tmp")
         with open(temp, "wb") as handle:
             handle.write(data)

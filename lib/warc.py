@@ -139,3 +139,17 @@ def _response_warc_headers(date: str, exchange: Exchange) -> dict[str, str]:
 def _request_target(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def cdxj_index(storage: Storage, warc_path: str) -> str:
+    """The CDXJ index of a finished WARC file (cdxj-indexer, as pywb reads it): one line
+    per response and revisit record, ``SURT timestamp {json}`` with the URL, MIME type,
+    status, payload digest, record length and offset, and the file name; sorted."""
+    from cdxj_indexer.main import CDXJIndexer
+
+    out = io.StringIO()
+    with storage.open_read(warc_path) as stream:
+        CDXJIndexer(
+            output=out, inputs=[stream], sort=True, filename=basename(warc_path)
+        ).process_all()
+    return out.getvalue()

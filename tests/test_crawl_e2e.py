@@ -171,3 +171,29 @@ def test_robots_txt_is_cached_across_rounds(crawled, spark, web):
     cached = spark.read.format("delta").load(data.robots).collect()
     assert {r["host"] for r in cached} == set(asked)
     assert {r["http_status"] for r in cached} == {200, 404}
+
+
+def test_cdxj_indexes_find_every_capture_in_the_warc_files(crawled):
+    from warcio.archiveiterator import ArchiveIterator
+
+    data, _, _ = crawled
+    for name in [n for n in data.segment_names() if data.segment(n).done("fetched")]:
+        segment = data.segment(name)
+        warcs = sorted(w.rsplit("/", 1)[-1] for w in segment.warc_files())
+        folder = f"{segment.path}/cdxj"
+        assert segment.storage.list_files(folder) == [f"{w}.cdxj" for w in warcs]
+        indexed = []
+        for index in segment.storage.list_files(folder):
+            lines = segment.storage.read_bytes(f"{folder}/{index}").decode().splitlines()
+            assert lines == sorted(lines)  # sorted by SURT key, as pywb expects
+            for line in lines:
+                key, stamp, fields = line.split(" ", 2)
+                entry = json.loads(fields)
+                with open(f"{segment.warc_dir}/{entry['filename']}", "rb") as warc:
+                    warc.seek(int(entry["offset"]))
+                    record = next(iter(ArchiveIterator(warc)))
+                    assert record.rec_headers.get_header("WARC-Target-URI") == entry["url"]
+                    assert record.rec_type in ("response", "revisit")
+                indexed.append(entry["url"])
+        answered = [u for u in warc_page_responses(segment)]
+        assert set(answered) <= set(indexed)

@@ -2,6 +2,7 @@
 still ends with exactly one result row and one WARC response per fetched URL."""
 
 import os
+import re
 import signal
 import threading
 import time
@@ -49,7 +50,7 @@ def kill_workers_after(web, requests: int, killed: list, stop: threading.Event) 
         time.sleep(0.05)
 
 
-def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path):
+def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path, capsys):
     assert spark.sparkContext.master.startswith("local[2,"), "the session must allow retries"
     data = DataDir.at(tmp_path / "data")
     seeds = tmp_path / "seeds.txt"
@@ -62,6 +63,7 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path):
             "fetcher.allow.private.networks=true",
             f"http.agent.url={AGENT_URL}",
             "fetcher.partitions=2",
+            "job.progress.interval=0.5",
         ]
     )
     inject(spark, conf, data, str(seeds))
@@ -76,6 +78,11 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path):
         stop.set()
         killer.join()
     assert killed, "no Python worker was killed: the test proved nothing"
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("fetch: ")]
+    shown = [re.match(r"fetch: (\d+)/24 URLs \(.*%\), [\d.]+ URLs/s, ETA ", x) for x in lines]
+    assert any(shown), lines  # progress lines while the fetch ran
+    assert max(int(m.group(1)) for m in shown if m) <= 24
+    assert not Path(segment.path, "_progress").exists()  # removed when fetch ends
 
     rows = spark.read.format("delta").load(segment.table("fetch")).where("origin != 'robots'")
     pages = rows.where("origin NOT IN ('probe', 'sitemap')")

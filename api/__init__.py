@@ -1,0 +1,1 @@
+"""The crawl-job HTTP API over a data directory (``./submit.sh api``)."""

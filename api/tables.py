@@ -1,0 +1,140 @@
+"""The API's Delta tables under ``DIR/api/`` and its reads of the crawl's own tables,
+through delta-rs (the ``deltalake`` package: no JVM in the API process).
+
+Every table has one writer, so the API and the Spark jobs never race on a commit:
+
+* ``api/jobs``        (API, append) one row per job: id, owner, priority, callback, ...
+* ``api/submissions`` (API, append) one row per job URL, normalized
+* ``api/cancelled``   (API, append) one row per cancelled job
+* ``api/callbacks``   (API, append) one row per callback delivered or given up
+* ``api/injected``    (Spark, written by generate) job URLs merged into the crawldb
+
+Pending submissions are the submitted URLs of jobs not cancelled that are not in
+``api/injected``; generate injects them before it selects URLs (``jobs.submissions``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import DeltaTable, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+TIME = pa.timestamp("us", tz="UTC")
+SCHEMAS = {
+    "jobs": pa.schema(
+        [
+            ("job_id", pa.string()),
+            ("owner", pa.string()),  # SHA-256 of the API key that created it (prefix)
+            ("priority", pa.string()),
+            ("callback_url", pa.string()),
+            ("metadata", pa.string()),  # JSON text, as given
+            ("created", TIME),
+            ("urls", pa.int64()),
+            ("rejected", pa.string()),  # JSON list of {"url", "reason"}
+        ]
+    ),
+    "submissions": pa.schema(
+        [
+            ("job_id", pa.string()),
+            ("url", pa.string()),
+            ("priority", pa.string()),
+            ("submitted", TIME),
+        ]
+    ),
+    "cancelled": pa.schema([("job_id", pa.string()), ("cancelled", TIME)]),
+    "callbacks": pa.schema(
+        [
+            ("job_id", pa.string()),
+            ("sent", TIME),
+            ("http_status", pa.int64()),  # the callback target's answer, NULL if none
+            ("attempts", pa.int64()),
+            ("delivered", pa.bool_()),
+        ]
+    ),
+}
+CRAWLDB_COLUMNS = ["url", "host", "status", "reason", "last_fetch_time", "title", "segment"]
+
+
+def api_path(root: str, name: str) -> str:
+    """Path of one of the API's tables."""
+    return os.path.join(root, "api", name)
+
+
+def now() -> datetime:
+    """The current time, for the tables' timestamps."""
+    return datetime.fromtimestamp(time.time(), tz=UTC)
+
+
+class ApiTables:
+    """Reads and appends of the API's tables and reads of the crawl's."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self._lock = threading.Lock()  # one commit at a time from this process
+
+    def append(self, name: str, rows: list[dict]) -> None:
+        """Append rows to one of the API's tables (created on first use)."""
+        table = pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+        with self._lock:
+            write_deltalake(api_path(self.root, name), table, mode="append")
+
+    def read(self, name: str, filters=None) -> pa.Table:
+        """One of the API's tables (empty when it does not exist yet)."""
+        return read_delta(api_path(self.root, name), SCHEMAS[name], filters)
+
+    def crawldb_rows(self, urls: list[str]) -> dict[str, dict]:
+        """The crawldb rows of ``urls``, by URL."""
+        if not urls:
+            return {}
+        table = read_delta(
+            os.path.join(self.root, "crawldb"), None, pc.field("url").isin(urls), CRAWLDB_COLUMNS
+        )
+        return {row["url"]: row for row in table.to_pylist()}
+
+    def crawldb_hosts(self, top: int) -> list[dict]:
+        """The ``top`` hosts with most URLs in the crawldb, with fetched pages."""
+        table = read_delta(os.path.join(self.root, "crawldb"), None, None, ["host", "status"])
+        if table.num_rows == 0:
+            return []
+        fetched = pc.equal(table["status"], "fetched")
+        counted = (
+            table.append_column("fetched", pc.cast(fetched, pa.int64()))
+            .group_by("host")
+            .aggregate([("host", "count"), ("fetched", "sum")])
+            .sort_by([("host_count", "descending"), ("host", "ascending")])
+            .slice(0, top)
+        )
+        return [
+            {"host": r["host"], "urls": r["host_count"], "fetched": r["fetched_sum"]}
+            for r in counted.to_pylist()
+        ]
+
+    def segment_rows(self, segment: str, table: str, urls: list[str], columns: list[str]):
+        """Rows of a segment's table for ``urls``, by URL."""
+        path = os.path.join(self.root, "segments", segment, table)
+        rows = read_delta(path, None, pc.field("url").isin(urls), columns).to_pylist()
+        return {row["url"]: row for row in rows}
+
+
+def read_delta(path: str, schema, filters=None, columns=None) -> pa.Table:
+    """A Delta table (or its ``columns``) filtered by a pyarrow expression; an empty table
+    of ``schema`` when it does not exist."""
+    try:
+        dataset = DeltaTable(path).to_pyarrow_dataset()
+    except (TableNotFoundError, FileNotFoundError):
+        if schema is None:
+            return pa.table({name: pa.array([], pa.string()) for name in columns or []})
+        return schema.empty_table()
+    return dataset.to_table(filter=filters, columns=columns)
+
+
+def metadata_text(metadata: dict | None) -> str | None:
+    """The job's metadata as stored (JSON text)."""
+    return None if metadata is None else json.dumps(metadata, sort_keys=True)

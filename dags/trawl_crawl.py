@@ -1,0 +1,118 @@
+"""Trawl on Apache Airflow: one crawl round per schedule interval, and the crawldb's
+maintenance (dedup, rank) on a schedule of its own.
+
+Put this folder in Airflow's DAGs folder (``[core] dags_folder``, or a symlink to this
+file); the DAGs run Trawl through its own ``submit.sh``, so Airflow's environment never
+imports pyspark (Airflow and Trawl keep separate Python environments).
+
+``trawl_crawl_round`` -- ``inject`` (only when a seed file is given) -> ``generate`` ->
+``fetch`` -> ``parse`` -> ``updatedb``. ``trawl_maintenance`` -- ``dedup`` -> ``rank``.
+
+Parameters (DAG params, overridable per run with ``airflow dags trigger --conf``), each
+falling back to an Airflow Variable when left empty:
+
+* ``data_dir`` (Variable ``trawl_data_dir``): the data directory, local or ``hdfs://``;
+* ``master`` (Variable ``trawl_master``, default ``local[*]``): the Spark master;
+* ``topN`` (-1: no limit): URLs per round, ``generate.topN``;
+* ``conf``: list of ``KEY=VALUE`` settings given to every job;
+* ``seeds``: a seed file to inject before generating (empty: no inject);
+* ``trawl_home`` (Variable ``trawl_home``, default: the checkout holding this file).
+
+Rounds never overlap: ``max_active_runs=1`` per DAG, and every Trawl job holds the data
+directory's lock, so the maintenance DAG and a round wait for each other (a job that
+finds the lock taken exits 3 and its task is retried). ``generate`` exiting 1 (nothing
+due, as Nutch's generate) skips the rest of the round instead of failing it. Each stage
+takes the oldest segment waiting for it, so a round that failed half way is completed
+by the next one.
+"""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import DAG, Param
+
+DEFAULT_HOME = str(Path(__file__).resolve().parent.parent)
+NOTHING_DUE = 1  # generate's exit code when no URL is due
+NO_SEEDS = 99  # the inject task's own exit code when no seed file is given
+
+PARAMS = {
+    "data_dir": Param(
+        "", type="string", description="data directory (else Variable trawl_data_dir)"
+    ),
+    "master": Param("", type="string", description="Spark master (else Variable trawl_master)"),
+    "topN": Param(-1, type="integer", description="URLs per round, -1 for no limit"),
+    "conf": Param([], type="array", items={"type": "string"}, description="KEY=VALUE settings"),
+    "seeds": Param("", type="string", description="seed file to inject first (optional)"),
+    "trawl_home": Param("", type="string", description="Trawl checkout, else Variable trawl_home"),
+}
+DEFAULT_ARGS = {
+    "owner": "trawl",
+    "retries": 2,
+    "retry_delay": timedelta(minutes=5),
+}
+MACROS = {"sh": shlex.quote, "default_home": DEFAULT_HOME}
+
+SUBMIT = "{{ sh(params.trawl_home or var.value.get('trawl_home', default_home)) }}/submit.sh"
+COMMON = (
+    " --data {{ sh(params.data_dir or var.value.get('trawl_data_dir', '')) }}"
+    " --master {{ sh(params.master or var.value.get('trawl_master', 'local[*]')) }}"
+    "{% for setting in params.conf %} --conf {{ sh(setting) }}{% endfor %}"
+)
+
+
+def trawl(task_id: str, job: str, extra: str = "", **kwargs) -> BashOperator:
+    """A task running ``submit.sh JOB`` with the run's data directory, master and settings."""
+    return BashOperator(task_id=task_id, bash_command=f"{SUBMIT} {job}{COMMON}{extra}", **kwargs)
+
+
+with DAG(
+    dag_id="trawl_crawl_round",
+    description="One Trawl crawl round: inject, generate, fetch, parse, updatedb",
+    schedule="@daily",
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params=PARAMS,
+    user_defined_macros=MACROS,
+    tags=["trawl"],
+    doc_md=__doc__,
+) as crawl_round:
+    inject = BashOperator(
+        task_id="inject",
+        bash_command=(
+            "{% if not params.seeds %}exit " + str(NO_SEEDS) + "{% endif %}\n"
+            f"{SUBMIT} inject --seeds {{{{ sh(params.seeds) }}}}{COMMON}"
+        ),
+        skip_on_exit_code=NO_SEEDS,
+    )
+    generate = trawl(
+        "generate",
+        "generate",
+        " --conf generate.topN={{ params.topN }}",
+        skip_on_exit_code=NOTHING_DUE,
+        trigger_rule="none_failed",  # also when inject was skipped
+    )
+    fetch = trawl("fetch", "fetch")
+    parse = trawl("parse", "parse")
+    updatedb = trawl("updatedb", "updatedb")
+    inject >> generate >> fetch >> parse >> updatedb
+
+with DAG(
+    dag_id="trawl_maintenance",
+    description="Trawl crawldb maintenance: duplicates, then PageRank",
+    schedule="@weekly",
+    start_date=datetime(2026, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params={k: PARAMS[k] for k in ("data_dir", "master", "conf", "trawl_home")},
+    user_defined_macros=MACROS,
+    tags=["trawl"],
+    doc_md=__doc__,
+) as maintenance:
+    trawl("dedup", "dedup") >> trawl("rank", "rank")

@@ -1,0 +1,96 @@
+"""What an operator reads after the three-round crawl: the metrics table, readdb's host
+list and rounds, readseg's listing and records."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from crawldb import status as st
+from jobs import readdb, readseg
+from jobs.metrics import read_metrics
+
+pytestmark = [pytest.mark.spark, pytest.mark.web]
+
+
+def updated_segments(data) -> list[str]:
+    return [n for n in data.segment_names() if data.segment(n).done("updated")]
+
+
+def test_metrics_table_has_every_stage_of_every_round(crawled, spark):
+    data, _, _ = crawled
+    metrics = read_metrics(spark, data.root).collect()
+    runs = Counter((m["job"], m["segment"]) for m in metrics)
+    assert max(runs.values()) == 1  # one row per job and segment
+    for name in updated_segments(data):
+        segment = data.segment(name)
+        by_job = {m["job"]: m for m in metrics if m["segment"] == name}
+        assert set(by_job) >= {"generate", "fetch", "parse", "updatedb"}
+        fetch = by_job["fetch"]
+        marker = segment.summary("fetched")
+        assert fetch["figures"]["pages"] == marker["pages"] > 0
+        assert fetch["figures"]["pages_per_second"] == marker["pages_per_second"]
+        outcomes = {k: v for k, v in fetch["figures"].items() if k.startswith("outcomes.")}
+        assert sum(outcomes.values()) == marker["urls"]
+        assert sum(h["pages"] for h in fetch["hosts"]) == marker["pages"]
+        assert sum(h["bytes"] for h in fetch["hosts"]) == marker["bytes"]
+        assert by_job["updatedb"]["figures"]["new"] == segment.summary("updated")["new"]
+        assert by_job["generate"]["figures"]["urls"] == segment.summary("generated")["urls"]
+    (inject,) = [m for m in metrics if m["job"] == "inject"]
+    assert inject["figures"]["urls"] == 3 and inject["figures"]["malformed_lines"] == 1
+
+
+def test_readdb_hosts_lists_the_largest_hosts_by_status(crawled, capsys):
+    data, rows, _ = crawled
+    capsys.readouterr()
+    assert readdb.main(["--data", str(data.root), "--hosts", "3", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    per_host = Counter(r["host"] for r in rows)
+    assert [h["urls"] for h in listed] == sorted(per_host.values(), reverse=True)[:3]
+    for host in listed:
+        statuses = Counter(r["status"] for r in rows if r["host"] == host["host"])
+        assert {s: host.get(s, 0) for s in st.DB_STATUSES} == {
+            s: statuses.get(s, 0) for s in st.DB_STATUSES
+        }
+
+
+def test_readdb_stats_shows_the_crawl_round_by_round(crawled, capsys):
+    data, _, _ = crawled
+    capsys.readouterr()
+    assert readdb.main(["--data", str(data.root), "--stats"]) == 0
+    printed = capsys.readouterr().out
+    for name in updated_segments(data):
+        pages = data.segment(name).summary("fetched")["pages"]
+        assert f"round {name}:\tgenerated " in printed
+        assert f"fetched {pages}," in printed
+    assert "top hosts:" in printed
+
+
+def test_readseg_lists_segments_and_reads_their_records(crawled, spark, capsys, tmp_path):
+    data, _, _ = crawled
+    capsys.readouterr()
+    assert readseg.main(["--data", str(data.root), "--list", "--json"]) == 0
+    listing = {e["segment"]: e for e in json.loads(capsys.readouterr().out)}
+    first = updated_segments(data)[0]
+    assert listing[first]["stages"] == ["generated", "fetched", "parsed", "updated"]
+    assert listing[first]["fetched"] == data.segment(first).summary("fetched")["pages"]
+
+    out = tmp_path / "dump"
+    assert readseg.main(["--data", str(data.root), "--dump", first, str(out)]) == 0
+    dumped = [json.loads(line) for f in out.glob("part-*.json") for line in f.open()]
+    listed = spark.read.format("delta").load(data.segment(first).table("fetchlist"))
+    assert {r["url"] for r in listed.collect()} <= {d["url"] for d in dumped}
+    page = next(d for d in dumped if (d.get("parse") or {}).get("parse_status") == "success")
+    assert page["fetch"]["http_status"] == 200 and "content" not in page["fetch"]
+    assert page["parse"]["outlinks"]
+
+    capsys.readouterr()
+    assert readseg.main(["--data", str(data.root), "--get", first, page["url"]]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["parse"]["title"] == page["parse"]["title"]
+    assert readseg.main(["--data", str(data.root), "--get", "19990101000000", page["url"]]) == 1
+
+
+def test_a_failing_job_exits_255_not_1(spark, tmp_path, capsys):
+    assert readdb.main(["--data", str(tmp_path / "nothing"), "--stats"]) == 255
+    assert "no crawldb at" in capsys.readouterr().err

@@ -129,6 +129,20 @@ class MiniHdfs:
                 self.process.wait()
 
 
+def _terminate(pid: int) -> None:
+    """Stop the process group of ``pid`` and wait until its leader is gone (so that its
+    files can be removed), killing it after 30 s."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            os.kill(pid, 0)
+            time.sleep(0.2)
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def _state(folder: Path) -> Path:
     return Path(folder) / "minihdfs.json"
 
@@ -145,10 +159,7 @@ def main(argv: list[str]) -> int:
         return 0
     if action == "stop":
         state = json.loads(_state(folder).read_text())
-        try:
-            os.killpg(state["pid"], signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        _terminate(state["pid"])
         return 0
     print("usage: minihdfs.py start|stop STATE_DIR", file=sys.stderr)
     return 2

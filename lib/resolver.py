@@ -34,9 +34,10 @@ def refusal(address: str) -> str | None:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     checks = (
+        # Most specific first: link-local addresses are "private" to ipaddress too.
         ("loopback", ip.is_loopback),
-        ("private", ip.is_private),
         ("link-local", ip.is_link_local),
+        ("private", ip.is_private),
         ("multicast", ip.is_multicast),
         ("reserved", ip.is_reserved),
         ("unspecified", ip.is_unspecified),

@@ -9,6 +9,7 @@ malformed bodies get 422 naming the field.
 
 import base64
 import hashlib
+import json
 import secrets
 import threading
 import time
@@ -16,6 +17,7 @@ from collections import defaultdict, deque
 from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
+import pyarrow.compute as pc
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -307,8 +309,6 @@ def _job_urls(tables: ApiTables, job_id: str) -> list[str]:
 
 
 def _equals(column: str, value: str):
-    import pyarrow.compute as pc
-
     return pc.field(column) == value
 
 
@@ -317,12 +317,8 @@ def _iso(moment) -> str | None:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True)
 
 
 def _load(text: str | None) -> Any:
-    import json
-
     return None if text is None else json.loads(text)

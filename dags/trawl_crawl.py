@@ -64,6 +64,18 @@ COMMON = (
 )
 
 
+# What both DAGs share: no catch-up, never two runs at once, retries, the macros.
+SHARED = {
+    "start_date": datetime(2026, 1, 1),
+    "catchup": False,
+    "max_active_runs": 1,
+    "default_args": DEFAULT_ARGS,
+    "user_defined_macros": MACROS,
+    "tags": ["trawl"],
+    "doc_md": __doc__,
+}
+
+
 def trawl(task_id: str, job: str, extra: str = "", **kwargs) -> BashOperator:
     """A task running ``submit.sh JOB`` with the run's data directory, master and settings."""
     return BashOperator(task_id=task_id, bash_command=f"{SUBMIT} {job}{COMMON}{extra}", **kwargs)
@@ -73,14 +85,8 @@ with DAG(
     dag_id="trawl_crawl_round",
     description="One Trawl crawl round: inject, generate, fetch, parse, updatedb",
     schedule="@daily",
-    start_date=datetime(2026, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    default_args=DEFAULT_ARGS,
     params=PARAMS,
-    user_defined_macros=MACROS,
-    tags=["trawl"],
-    doc_md=__doc__,
+    **SHARED,
 ) as crawl_round:
     inject = BashOperator(
         task_id="inject",
@@ -106,13 +112,7 @@ with DAG(
     dag_id="trawl_maintenance",
     description="Trawl crawldb maintenance: duplicates, then PageRank",
     schedule="@weekly",
-    start_date=datetime(2026, 1, 1),
-    catchup=False,
-    max_active_runs=1,
-    default_args=DEFAULT_ARGS,
     params={k: PARAMS[k] for k in ("data_dir", "master", "conf", "trawl_home")},
-    user_defined_macros=MACROS,
-    tags=["trawl"],
-    doc_md=__doc__,
+    **SHARED,
 ) as maintenance:
     trawl("dedup", "dedup") >> trawl("rank", "rank")

@@ -206,10 +206,16 @@ def format_stats(figures: dict) -> str:
 
 def print_url(crawldb, url: str) -> int:
     """Print one URL's record as JSON; 1 when it is not in the crawldb."""
+    return print_record(crawldb, url, "readdb", "the crawldb")
+
+
+def print_record(frame, url: str, job: str, where: str) -> int:
+    """Print the row of ``frame`` whose ``url`` is ``url`` (normalized first) as JSON; 1
+    with a message naming ``where`` when there is none."""
     key = normalize(url) or url
-    rows = crawldb.where(crawldb.url == key).collect()
+    rows = frame.where(frame.url == key).collect()
     if not rows:
-        print(f"readdb: {key} is not in the crawldb", file=sys.stderr)
+        print(f"{job}: {key} is not in {where}", file=sys.stderr)
         return 1
     print(json.dumps(rows[0].asDict(recursive=True), default=str, indent=2, sort_keys=True))
     return 0

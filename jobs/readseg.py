@@ -15,8 +15,8 @@ import sys
 
 from jobs.common import job_main, job_parser
 from jobs.layout import STAGES, DataDir, Segment
+from jobs.readdb import print_record
 from lib.fetcher import ORIGIN_ROBOTS
-from lib.urls import normalize
 
 LISTED = {  # figure shown by --list: (stage, key in its marker)
     "generated": ("generated", "urls"),
@@ -57,13 +57,7 @@ def run(spark, conf, args) -> int:
         records.write.mode("overwrite").json(args.dump[1])
         print(f"readseg: segment {name} written as JSON lines to {args.dump[1]}")
         return 0
-    key = normalize(args.get[1]) or args.get[1]
-    rows = records.where(records.url == key).collect()
-    if not rows:
-        print(f"readseg: {key} is not in segment {name}", file=sys.stderr)
-        return 1
-    print(json.dumps(rows[0].asDict(recursive=True), default=str, indent=2, sort_keys=True))
-    return 0
+    return print_record(records, args.get[1], "readseg", f"segment {name}")
 
 
 def list_segments(data: DataDir) -> list[dict]:

@@ -37,7 +37,7 @@ from lib.fetcher import (
 from lib.http import user_agent
 from lib.progress import ProgressFile, read_progress
 from lib.storage import basename, join
-from lib.warc import WarcFile, cdxj_index
+from lib.warc import WarcFile
 
 
 def build_parser():
@@ -186,8 +186,8 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
         warc.abort()
         raise
     warc.close()
-    index = cdxj_index(storage, name)
-    storage.write_atomic(join(cdxj_dir(segment_path), f"{basename(name)}.cdxj"), index.encode())
+    index = join(cdxj_dir(segment_path), f"{basename(name)}.cdxj")
+    storage.write_atomic(index, warc.cdxj().encode())
     progress.finish()
 
 
@@ -203,45 +203,56 @@ def _warcinfo(conf: dict, segment: str) -> dict[str, str]:
 
 
 def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
-    """Figures of a fetched segment, computed from the written table in one scan: the
-    counts per WARC file (one per partition, NULL for rows with no answer) are summed
-    here, and each file's busy time gives the partition skew."""
+    """Figures of a fetched segment, from the written table in one aggregation: rows
+    counted per WARC file (one per partition, NULL for rows with no answer), origin,
+    outcome and reason, summed here; each file's busy time gives the partition skew."""
     from pyspark.sql import functions as F
 
     table = spark.read.format("delta").load(segment.table("fetch"))
-    page = ~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_PROBE, ORIGIN_SITEMAP)
-    robots = F.col("origin") == ORIGIN_ROBOTS
-    sitemap = (F.col("origin") == ORIGIN_SITEMAP) & (F.col("fetch_status") == st.SUCCESS)
     started = F.unix_millis("fetched_at")
-    per_file = (
-        table.groupBy("warc_file")
+    groups = (
+        table.groupBy("warc_file", "origin", "fetch_status", "reason")
         .agg(
-            F.sum(page.cast("int")).alias("urls"),
-            F.sum((robots & (F.col("http_status") < 500)).cast("int")).alias("robots_answers"),
-            F.sum(sitemap.cast("int")).alias("sitemaps"),
-            F.sum((page & (F.col("fetch_status") == st.SUCCESS)).cast("int")).alias("pages"),
-            F.sum((page & F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND)).cast("int")).alias(
-                "errors"
-            ),
-            F.coalesce(F.sum(F.when(page, F.col("content_length"))), F.lit(0)).alias("bytes"),
-            (F.max(started + F.coalesce("duration_ms", F.lit(0))) - F.min(started)).alias(
-                "busy_ms"
-            ),
+            F.count("*").alias("rows"),
+            F.sum((F.col("http_status") < 500).cast("int")).alias("below_500"),
+            F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),
+            F.min(started).alias("first_ms"),
+            F.max(started + F.coalesce("duration_ms", F.lit(0))).alias("last_ms"),
         )
         .collect()
     )
-    keys = ("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps")
-    summary = {key: sum(int(row[key] or 0) for row in per_file) for key in keys}
-    counted = table.where(page).groupBy("fetch_status", "reason").count().collect()
+    summary = dict.fromkeys(("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps"), 0)
     summary["outcomes"], summary["reasons"] = {}, {}
-    for row in counted:
-        for key, name in (("outcomes", row["fetch_status"]), ("reasons", row["reason"])):
-            if name is not None:
-                summary[key][name] = summary[key].get(name, 0) + row["count"]
-    summary["skew"] = skew([float(r["busy_ms"]) for r in per_file if r["warc_file"] is not None])
+    busy: dict[str, list[int]] = {}
+    for group in groups:
+        _count_group(summary, group)
+        if group["warc_file"] is not None and group["first_ms"] is not None:
+            span = busy.setdefault(group["warc_file"], [group["first_ms"], group["last_ms"]])
+            span[0], span[1] = min(span[0], group["first_ms"]), max(span[1], group["last_ms"])
+    summary["skew"] = skew([float(last - first) for first, last in busy.values()])
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
+
+
+def _count_group(summary: dict, group) -> None:
+    """Add one (file, origin, outcome, reason) group of fetch rows to the summary."""
+    origin, outcome, rows = group["origin"], group["fetch_status"], group["rows"]
+    if origin == ORIGIN_ROBOTS:
+        summary["robots_answers"] += group["below_500"] or 0
+        return
+    if origin == ORIGIN_SITEMAP:
+        summary["sitemaps"] += rows if outcome == st.SUCCESS else 0
+        return
+    if origin == ORIGIN_PROBE:
+        return
+    summary["urls"] += rows
+    summary["pages"] += rows if outcome == st.SUCCESS else 0
+    summary["errors"] += rows if outcome in (st.RETRY, st.NOT_FOUND) else 0
+    summary["bytes"] += group["bytes"]
+    for key, name in (("outcomes", outcome), ("reasons", group["reason"])):
+        if name is not None:
+            summary[key][name] = summary[key].get(name, 0) + rows
 
 
 def host_stats(table):

@@ -20,10 +20,11 @@ from jobs.common import (
     python_df,
     row_dict,
     rows_to_df,
+    with_timestamps,
 )
 from jobs.layout import DataDir
 from jobs.metrics import record
-from jobs.store import ensure_crawldb, merge_rows, read_crawldb
+from jobs.store import crawldb_exists, create_crawldb, merge_rows, read_crawldb
 from lib.seeds import Seed, SeedError, parse_seed_line
 from lib.urlfilter import UrlFilter
 from lib.urls import host_of
@@ -84,9 +85,11 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
         .values()
     )
     seed_frame = python_df(spark, rows, CRAWLDB).cache()
-    ensure_crawldb(spark, data)
-    changed = _merged(spark, data, seed_frame, settings["db.injector.update"])
-    merge_rows(spark, data, changed, message)
+    if crawldb_exists(spark, data):
+        changed = _merged(spark, data, seed_frame, settings["db.injector.update"])
+        merge_rows(spark, data, changed, message)
+    else:  # the first inject writes the seeds as the crawldb's first version
+        create_crawldb(spark, data, with_timestamps(seed_frame, CRAWLDB), message)
     accepted = seed_frame.count()
     seed_frame.unpersist()
     return accepted

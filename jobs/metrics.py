@@ -3,12 +3,14 @@
 Every job appends the figures it prints (and writes in its segment's ``_<stage>.done``
 marker) as a row: the job, its segment, when it finished, how long it took, and its
 figures flattened into a map (``urls``, ``pages_per_second``, ``reasons.http_404``,
-``tiers.high``, ``skew`` ...). Fetch adds per-host statistics. A stage rerun on the same
-segment replaces its row (one Delta MERGE on job and segment), so the table has one row
-per job and segment and ``readdb --stats`` and the notebook can follow a crawl round by
-round::
+``tiers.high``, ``skew`` ...). Fetch adds per-host statistics. Rows are only ever
+appended (a blind Delta append: one small write, where a MERGE costs a dozen Spark jobs
+per stage), so a stage rerun on the same segment adds a newer row; ``read_metrics``
+keeps the latest row of each job and segment, which is what ``readdb --stats`` and the
+notebook show round by round::
 
-    spark.read.format("delta").load(f"{DIR}/metrics").where("job = 'fetch'")
+    read_metrics(spark, DIR).where("job = 'fetch'")            # latest run per segment
+    spark.read.format("delta").load(f"{DIR}/metrics")           # every run, reruns too
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
 def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts=None) -> None:
     """Write one job run's figures to the metrics table (``hosts``: a DataFrame of
     ``HOST_STATS_TYPE`` rows, or None)."""
-    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     figures = flatten(summary)
@@ -71,28 +72,24 @@ def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts
     else:
         collected = hosts.select(F.collect_list(F.struct(*hosts.columns)).alias("hosts"))
         row = row.crossJoin(collected.select(F.col("hosts").cast(f"ARRAY<{HOST_STATS_TYPE}>")))
-    path = metrics_path(root)
     with delta_commit_message(spark, f"trawl metrics {job} segment={segment}"):
-        if not DeltaTable.isDeltaTable(spark, path):
-            row.write.format("delta").mode("append").save(path)
-            return
-        (
-            DeltaTable.forPath(spark, path)
-            .alias("t")
-            .merge(
-                row.alias("s"), "s.segment IS NOT NULL AND t.job = s.job AND t.segment = s.segment"
-            )
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
+        row.write.format("delta").mode("append").save(metrics_path(root))
 
 
-def read_metrics(spark, root: str):
-    """The metrics table, or None when no job has written it yet."""
+def read_metrics(spark, root: str, every_run: bool = False):
+    """The metrics table, or None when no job has written it yet: the latest row of each
+    job and segment (crawldb-wide jobs, segment NULL, keep every run), or with
+    ``every_run`` all rows."""
     from delta.tables import DeltaTable
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     path = metrics_path(root)
     if not DeltaTable.isDeltaTable(spark, path):
         return None
-    return spark.read.format("delta").load(path)
+    table = spark.read.format("delta").load(path)
+    if every_run:
+        return table
+    newest = Window.partitionBy("job", "segment").orderBy(F.col("finished").desc())
+    latest = F.col("segment").isNull() | (F.col("_newest") == 1)
+    return table.withColumn("_newest", F.row_number().over(newest)).where(latest).drop("_newest")

@@ -22,11 +22,15 @@ def crawldb_exists(spark, data: DataDir) -> bool:
 
 def ensure_crawldb(spark, data: DataDir) -> None:
     """Create the empty crawldb table when it does not exist yet."""
-    if crawldb_exists(spark, data):
-        return
-    empty = spark.createDataFrame([], CRAWLDB.ddl)
-    with delta_commit_message(spark, "trawl create crawldb"):
-        empty.write.format("delta").mode("errorifexists").save(data.crawldb)
+    if not crawldb_exists(spark, data):
+        create_crawldb(spark, data, spark.createDataFrame([], CRAWLDB.ddl), "trawl create crawldb")
+
+
+def create_crawldb(spark, data: DataDir, rows, message: str) -> None:
+    """Write a new crawldb table holding ``rows`` (full crawldb rows) as its first
+    version; fails if one exists already."""
+    with delta_commit_message(spark, message):
+        rows.write.format("delta").mode("errorifexists").save(data.crawldb)
 
 
 def read_crawldb(spark, data: DataDir, millis: bool = False):

@@ -12,21 +12,29 @@ The response body is stored as received (still content-encoded); since the de-ch
 body is stored, ``Transfer-Encoding`` is renamed
 ``X-Crawler-Transfer-Encoding`` as Common Crawl does, and a body cut at the content
 limit is marked ``WARC-Truncated: length``.
+
+Each file also yields its CDXJ index (pywb's format, as cdxj-indexer writes it), built
+while writing from the records' known offsets rather than by reading the file again.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import re
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
+import surt
 from warcio.statusandheaders import StatusAndHeaders
+from warcio.timeutils import iso_date_to_timestamp
 from warcio.warcwriter import WARCWriter
 
 from lib.http import Exchange
 from lib.storage import LocalStorage, Storage, basename
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
+_MIME_END = re.compile(r"[;\s]")
 # WARC 1.1 section 6.7.3: a 304 to a conditional request, stored as headers only.
 REVISIT_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
@@ -54,6 +62,7 @@ class WarcFile:
         self._opened = self.storage.open_write(self.temp_path)
         self._handle = _CountingWriter(self._opened.__enter__())
         self._writer = WARCWriter(self._handle, gzip=True, warc_version="WARC/1.1")
+        self._index: list[str] = []
         record = self._writer.create_warcinfo_record(basename(path), info)
         self._writer.write_record(record)
 
@@ -88,8 +97,15 @@ class WarcFile:
         )
         offset = self._handle.tell()
         self._writer.write_record(response)
+        self._index.append(_cdxj_line(response, offset, self._handle.tell() - offset, self.path))
         self._writer.write_record(request)
         return offset
+
+    def cdxj(self) -> str:
+        """The CDXJ index of the records written so far: one line per response and revisit
+        record, ``SURT timestamp {json}`` with the URL, MIME type, status, payload
+        digest, record length and offset, and the file name; sorted."""
+        return "".join(sorted(self._index))
 
     def close(self) -> None:
         """Flush and move the file to its final name."""
@@ -141,15 +157,25 @@ def _request_target(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def cdxj_index(storage: Storage, warc_path: str) -> str:
-    """The CDXJ index of a finished WARC file (cdxj-indexer, as pywb reads it): one line
-    per response and revisit record, ``SURT timestamp {json}`` with the URL, MIME type,
-    status, payload digest, record length and offset, and the file name; sorted."""
-    from cdxj_indexer.main import CDXJIndexer
-
-    out = io.StringIO()
-    with storage.open_read(warc_path) as stream:
-        CDXJIndexer(
-            output=out, inputs=[stream], sort=True, filename=basename(warc_path)
-        ).process_all()
-    return out.getvalue()
+def _cdxj_line(record, offset: int, length: int, path: str) -> str:
+    """The CDXJ line of a written response or revisit record, field for field what
+    cdxj-indexer writes for it (its tests compare the two)."""
+    url = record.rec_headers.get_header("WARC-Target-URI")
+    fields = {"url": url}
+    if record.rec_type == "revisit":
+        fields["mime"] = "warc/revisit"
+    else:
+        content_type = record.http_headers.get_header("content-type")
+        if content_type is not None:
+            fields["mime"] = _MIME_END.split(content_type, 1)[0].strip()
+    fields["status"] = record.http_headers.get_statuscode()
+    digest = record.rec_headers.get_header("WARC-Payload-Digest")
+    if digest is not None:
+        fields["digest"] = digest
+    fields |= {"length": str(length), "offset": str(offset), "filename": basename(path)}
+    try:
+        key = surt.surt(url)
+    except Exception:  # noqa: BLE001 - cdxj-indexer falls back to the URL the same way
+        key = url
+    timestamp = iso_date_to_timestamp(record.rec_headers.get_header("WARC-Date"))
+    return f"{key} {timestamp} {json.dumps(fields)}\n"

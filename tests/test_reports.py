@@ -21,7 +21,7 @@ def test_metrics_table_has_every_stage_of_every_round(crawled, spark):
     data, _, _ = crawled
     metrics = read_metrics(spark, data.root).collect()
     runs = Counter((m["job"], m["segment"]) for m in metrics if m["segment"])
-    assert max(runs.values()) == 1  # one row per job and segment (reruns replace it)
+    assert max(runs.values()) == 1  # the latest row per job and segment (reruns append)
     for name in updated_segments(data):
         segment = data.segment(name)
         by_job = {m["job"]: m for m in metrics if m["segment"] == name}

@@ -80,3 +80,37 @@ def test_a_304_is_a_header_only_revisit_record(tmp_path):
         assert record.rec_headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
         assert record.http_headers.get_statuscode() == "304"
         assert record.content_stream().read() == b""
+
+
+def cdxj_indexer_reference(path) -> str:
+    """What cdxj-indexer (pywb's indexer) makes of a finished file."""
+    import io
+
+    from cdxj_indexer.main import CDXJIndexer
+
+    out = io.StringIO()
+    with open(path, "rb") as stream:
+        CDXJIndexer(output=out, inputs=[stream], sort=True, filename=path.name).process_all()
+    return out.getvalue()
+
+
+def test_inline_cdxj_index_equals_cdxj_indexer(tmp_path):
+    path = tmp_path / "index.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    untyped = exchange("http://b.test/raw", b"\x00\x01")
+    untyped.response_headers = [("Content-Length", "2")]
+    typed = exchange("https://www.a.test/Zed?b=2&a=1", b"<p>z</p>")
+    typed.response_headers = [("Content-Type", "text/html; charset=utf-8")]
+    for item in (
+        exchange("http://a.test/1?q=x", b"<html>one</html>"),
+        exchange("http://a.test/2", b"two" * 1000, truncated=True),
+        exchange("http://a.test/3", b"", status=304),
+        exchange("http://a.test/4", b"gone", status=404),
+        untyped,
+        typed,
+    ):
+        warc.write_exchange(item)
+    warc.close()
+    inline = warc.cdxj()
+    assert len(inline.splitlines()) == 6
+    assert inline == cdxj_indexer_reference(path)

@@ -5,7 +5,8 @@ then, one after the other against the same web:
 
 1. Trawl: ``./submit.sh crawl`` from the home pages, DEPTH+1 rounds (depth 0..DEPTH),
    ``fetcher.server.delay=0``; figures for the whole crawl (JVM start-up and every round
-   included) and for the fetch stage alone (the fetch jobs' own timings);
+   included) and for the fetch stage alone (the fetch jobs' own timings); both count
+   Trawl's requests from the web's log, robots.txt left out (the bare loop's work);
 2. a bare fetch loop over exactly the URLs Trawl fetched (one connection per host, no
    parsing, no storage): ``bare_fetch.py``; and Trawl's fetcher over the same URLs in one
    process without Spark (robots.txt, politeness, WARC): ``core_fetch.py``;
@@ -147,7 +148,11 @@ def main() -> int:
         urls = trawl_urls(work)
         rows.append(report("trawl crawl (whole)", len(urls), trawl))
         stage = trawl["fetch_stage"]
-        rows.append(report("trawl fetch stage", stage["pages"], stage))
+        print(f"fetch lists: {int(stage['pages'])} URLs; requests (no robots.txt): {len(urls)}")
+        # Every request Trawl made was made by a fetch stage: the fetch lists' URLs plus
+        # the sitemap and soft-404 probes and redirect hops. The bare loop is given
+        # exactly these requests, so both sides are counted by them.
+        rows.append(report("trawl fetch stage", len(urls), stage))
         (work / "urls.txt").write_text("\n".join(urls) + "\n")
         bare_out = work / "bare.json"
         bare = measured(

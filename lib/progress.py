@@ -1,9 +1,10 @@
 """Progress of a long stage while it runs: ``done / total``, rate and ETA, as one line.
 
 Executors report with ``ProgressFile`` (a small JSON file per task, rewritten at most
-every ``interval`` seconds through the data directory's storage, so that it works the
-same on a local disk, a shared file system or HDFS); the driver sums them and prints
-``progress_line`` every few seconds (``jobs.progress``).
+four times per ``interval`` seconds through the data directory's storage, so that it
+works the same on a local disk, a shared file system or HDFS); the driver sums them and
+prints ``progress_line`` every ``interval`` seconds (``jobs.progress``), at most a
+quarter interval behind the tasks.
 """
 
 from __future__ import annotations
@@ -35,21 +36,24 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressFile:
-    """A task's progress, written to ``path`` when it changed and ``interval`` seconds
-    passed since the last write (and once more by ``finish``)."""
+    """A task's progress, written to ``path`` when it changed and a quarter of the
+    driver's ``interval`` passed since the last write (and once more by ``finish``).
+    Rewriting only once per ``interval`` left the driver's line up to a whole interval
+    behind: its first line read 2 of 8,000 URLs done and an ETA of 11 hours."""
 
     def __init__(self, storage: Storage, path: str, total: int, interval: float):
         self.storage = storage
         self.path = path
         self.total = total
         self.interval = interval
+        self._period = interval / 4
         self.done = 0
         self._written_at = float("-inf")  # the first advance writes
 
     def advance(self, count: int = 1) -> None:
         """Count ``count`` more units done."""
         self.done += count
-        if self.interval > 0 and time.monotonic() - self._written_at >= self.interval:
+        if self.interval > 0 and time.monotonic() - self._written_at >= self._period:
             self._write()
 
     def finish(self) -> None:

@@ -32,17 +32,6 @@ def pattern_column(column: str = "url"):
 def admit(links, crawldb, conf):
     """Split ``links`` (url, dedup_key, host, depth, score, redirect) into the rows to keep
     and a DataFrame of refused ones with a ``reason`` column."""
-    from pyspark.sql import functions as F
-
-    decided = decide(links, crawldb, conf)
-    return decided.where(F.col("reason").isNull()).drop("reason"), decided.where(
-        F.col("reason").isNotNull()
-    )
-
-
-def decide(links, crawldb, conf):
-    """``links`` with a ``reason`` column: NULL for a link kept, else why it is refused
-    (one frame, so that a caller can cache the decision once for both sides)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -76,9 +65,8 @@ def decide(links, crawldb, conf):
         "pattern_cap",
     ).drop("pattern")
     refused = refused.unionByName(by_pattern.where(F.col("reason").isNotNull()))
-    kept = by_pattern.where(F.col("reason").isNull())
-    known = known.withColumn("reason", F.lit(None).cast("string"))
-    return known.unionByName(kept).unionByName(refused)
+    kept = by_pattern.where(F.col("reason").isNull()).drop("reason")
+    return known.unionByName(kept), refused
 
 
 def _cap(candidates, crawldb, keys: list[str], cap: int, reason: str):

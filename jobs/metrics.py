@@ -76,10 +76,9 @@ def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts
         row.write.format("delta").mode("append").save(metrics_path(root))
 
 
-def read_metrics(spark, root: str, every_run: bool = False):
+def read_metrics(spark, root: str):
     """The metrics table, or None when no job has written it yet: the latest row of each
-    job and segment (crawldb-wide jobs, segment NULL, keep every run), or with
-    ``every_run`` all rows."""
+    job and segment (crawldb-wide jobs, segment NULL, keep every run)."""
     from delta.tables import DeltaTable
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -88,8 +87,6 @@ def read_metrics(spark, root: str, every_run: bool = False):
     if not DeltaTable.isDeltaTable(spark, path):
         return None
     table = spark.read.format("delta").load(path)
-    if every_run:
-        return table
     newest = Window.partitionBy("job", "segment").orderBy(F.col("finished").desc())
     latest = F.col("segment").isNull() | (F.col("_newest") == 1)
     return table.withColumn("_newest", F.row_number().over(newest)).where(latest).drop("_newest")

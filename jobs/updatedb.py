@@ -16,7 +16,7 @@ from crawldb import status as st
 from crawldb.merge import site_canonical, update_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from crawldb.scoring import outlink_shares
-from jobs.admission import decide
+from jobs.admission import admit
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
@@ -117,9 +117,8 @@ def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
 
 def touched_rows(spark, conf: dict, old, segment: Segment):
     """One row per URL the segment touched: its fetch, its links and its crawldb row
-    (``old``: the crawldb with times in epoch ms); and the segment's links with the
-    admission's ``reason`` (NULL when kept); and the cached links, for the caller to
-    unpersist."""
+    (``old``: the crawldb with times in epoch ms); the links refused, with their
+    ``reason``; and the cached links found, for the caller to unpersist."""
     from pyspark.sql import functions as F
 
     fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
@@ -138,14 +137,13 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     # Cached: the links come out of Python, and the admission reads them in several
     # branches (known, new, capped ...), then again for the rejected counts.
     found = links_frame(spark, conf, fetch, sources, listed).cache()
-    decided = decide(found, old, conf)
-    links = decided.where(F.col("reason").isNull()).drop("reason")
+    links, refused = admit(found, old, conf)
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
         .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
-    return touched, decided, found
+    return touched, refused, found
 
 
 def segment_sitemaps(spark, segment: Segment):
@@ -202,7 +200,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     settings = conf.as_dict()
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
-    touched, decided, found = touched_rows(spark, settings, old, segment)
+    touched, refused, found = touched_rows(spark, settings, old, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
     templates = soft_404_templates(spark, segment)
@@ -220,7 +218,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
-    summary["rejected"] = rejected_counts(spark, segment, decided)
+    summary["rejected"] = rejected_counts(spark, segment, refused)
     found.unpersist()
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
@@ -254,12 +252,11 @@ def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:
     return doomed
 
 
-def rejected_counts(spark, segment: Segment, decided) -> dict[str, int]:
+def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     """Links kept out of the crawldb this round, by reason: by parse (scheme, filters,
     nofollow ...) and by updatedb's trap defences."""
     from pyspark.sql import functions as F
 
-    refused = decided.where(F.col("reason").isNotNull())
     counts = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
     parsed = spark.read.format("delta").load(segment.table("parse"))
     exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))

@@ -148,7 +148,7 @@ class PartitionFetcher:
             offset = self.warc.write_exchange(exchange)
             if row is not None:
                 row["warc_offset"] = offset
-                row["warc_file"] = self.warc.path.rsplit("/", 1)[-1]
+                row["warc_file"] = self.warc.name
         if row is not None:
             yield row
 

@@ -56,6 +56,7 @@ class WarcFile:
         storage: Storage | None = None,
     ):
         self.path = path
+        self.name = basename(path)
         self.storage = storage or LocalStorage()
         # One temporary file per task attempt: attempts never write into each other.
         self.temp_path = f"{path}.inprogress-{attempt}"
@@ -63,7 +64,7 @@ class WarcFile:
         self._handle = _CountingWriter(self._opened.__enter__())
         self._writer = WARCWriter(self._handle, gzip=True, warc_version="WARC/1.1")
         self._index: list[str] = []
-        record = self._writer.create_warcinfo_record(basename(path), info)
+        record = self._writer.create_warcinfo_record(self.name, info)
         self._writer.write_record(record)
 
     def write_exchange(self, exchange: Exchange) -> int:
@@ -97,7 +98,7 @@ class WarcFile:
         )
         offset = self._handle.tell()
         self._writer.write_record(response)
-        self._index.append(_cdxj_line(response, offset, self._handle.tell() - offset, self.path))
+        self._index.append(_cdxj_line(response, offset, self._handle.tell() - offset, self.name))
         self._writer.write_record(request)
         return offset
 
@@ -157,7 +158,7 @@ def _request_target(url: str) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def _cdxj_line(record, offset: int, length: int, path: str) -> str:
+def _cdxj_line(record, offset: int, length: int, filename: str) -> str:
     """The CDXJ line of a written response or revisit record, field for field what
     cdxj-indexer writes for it (its tests compare the two)."""
     url = record.rec_headers.get_header("WARC-Target-URI")
@@ -172,7 +173,7 @@ def _cdxj_line(record, offset: int, length: int, path: str) -> str:
     digest = record.rec_headers.get_header("WARC-Payload-Digest")
     if digest is not None:
         fields["digest"] = digest
-    fields |= {"length": str(length), "offset": str(offset), "filename": basename(path)}
+    fields |= {"length": str(length), "offset": str(offset), "filename": filename}
     try:
         key = surt.surt(url)
     except Exception:  # noqa: BLE001 - cdxj-indexer falls back to the URL the same way

@@ -2,19 +2,20 @@
 
 Every request is appended to a request log (JSON lines: ``host``, ``path``, ``ua``,
 ``status``, ``start`` and ``end`` as epoch seconds, ``client`` port) that tests read to
-prove what the crawler did on the wire. Sockets set TCP_NODELAY (without it a stdlib
-server answers in about 44 ms per request).
+prove what the crawler did on the wire. All hosts are served by one asyncio event loop
+(asyncio sets TCP_NODELAY on its sockets; without it an answer takes about 44 ms).
 """
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 import socket
 import threading
 import time
-from email.utils import parsedate_to_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from email.utils import formatdate, parsedate_to_datetime
+from http import HTTPStatus
 from pathlib import Path
 
 from testweb.site import Response, Site
@@ -46,122 +47,156 @@ def read_log(path: Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # TCP_NODELAY on every connection
-    server_version = "TrawlTestWeb/1.0"
+class _Request:
+    """A parsed request head: method, path, version and headers (names in lower case)."""
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        self._start = time.time()
-        self._logged = False
-        hit = self.server.hit(self.path)
-        web = self.server.web
-        response = self.server.site.respond(self._host, self.path, hit, web.epoch, web.epoch_time)
-        response = not_modified(response, self.headers) or response
-        self._status = response.status
-        if response.delay_ms:
-            time.sleep(response.delay_ms / 1000.0)
-        try:
-            self._send(response)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client gave up (limits): log it all the same
-        self._log()
+    def __init__(self, head: bytes):
+        lines = head.decode("latin-1").split("\r\n")
+        self.method, self.path, self.version = lines[0].split(" ", 2)
+        self.headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, value = line.split(":", 1)
+                self.headers[name.strip().lower()] = value.strip()
 
     @property
-    def _host(self) -> str:
-        return self.server.server_address[0]
-
-    def _log(self) -> None:
-        """Log the request once. Called before the response's last byte is sent, so that a
-        client that has read the whole response always finds its request in the log."""
-        if self._logged:
-            return
-        self._logged = True
-        self.server.log.write(
-            {
-                "host": self._host,
-                "path": self.path,
-                "ua": self.headers.get("User-Agent", ""),
-                "status": self._status,
-                "if_none_match": self.headers.get("If-None-Match"),
-                "if_modified_since": self.headers.get("If-Modified-Since"),
-                "start": self._start,
-                "end": time.time(),
-                "client": self.client_address[1],
-            }
-        )
-
-    def _send(self, response) -> None:
-        if response.mode == "reset":
-            self._log()
-            self.close_connection = True
-            return
-        if response.mode == "garbage":
-            self._log()
-            self.wfile.write(b"HTTP/1.1 twohundred OK\r\nGarbage\r\n\r\n")
-            self.close_connection = True
-            return
-        body = gzip.compress(response.body, mtime=0) if response.gzip else response.body
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(len(body)))
-        if response.gzip:
-            self.send_header("Content-Encoding", "gzip")
-        for name, value in response.headers:
-            self.send_header(name, value)
-        if not body:
-            self._log()
-        self.end_headers()
-        if response.mode == "trickle":
-            for byte in body[:-1]:
-                self.wfile.write(bytes([byte]))
-                time.sleep(0.3)
-        else:
-            self.wfile.write(body[:-1])
-        self._log()
-        self.wfile.write(body[-1:])
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 - stdlib signature
-        """Quiet: the request log is the record."""
+    def keep_alive(self) -> bool:
+        """Whether the connection stays open after the response (HTTP/1.1 unless closed)."""
+        connection = self.headers.get("connection", "").lower()
+        if self.version == "HTTP/1.0":
+            return connection == "keep-alive"
+        return connection != "close"
 
 
-class _HostServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _Host:
+    """One host of the web: its address, its request counts and its connections."""
 
-    def __init__(self, address, site: Site, log: RequestLog, web: TestWeb):
-        self.site = site
-        self.web = web  # shared state of all hosts: the epoch
-        self.log = log
+    def __init__(self, address: str, web: TestWeb):
+        self.address = address
+        self.web = web
         self._hits: dict[str, int] = {}
-        self._hits_lock = threading.Lock()
-        super().__init__(address, _Handler)
+        self.writers: set[asyncio.StreamWriter] = set()
 
     def hit(self, path: str) -> int:
         """How often ``path`` was asked of this host before."""
-        with self._hits_lock:
-            count = self._hits.get(path, 0)
-            self._hits[path] = count + 1
-            return count
+        count = self._hits.get(path, 0)
+        self._hits[path] = count + 1
+        return count
 
-    def handle_error(self, request, client_address) -> None:
-        """A client that hangs up early (content limit, timeout) is normal here."""
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Answer the requests of one connection until either side closes it."""
+        self.writers.add(writer)
+        client = writer.get_extra_info("peername")[1]
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                try:
+                    request = _Request(head)
+                except ValueError:
+                    writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                    return
+                if not await self._answer(request, writer, client):
+                    return
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            return  # the client hung up, or sent a head too large
+        finally:
+            self.writers.discard(writer)
+            writer.close()
+
+    async def _answer(self, request: _Request, writer: asyncio.StreamWriter, client: int) -> bool:
+        """Send the response to one request and log it; whether to keep the connection."""
+        entry = {
+            "host": self.address,
+            "path": request.path,
+            "ua": request.headers.get("user-agent", ""),
+            "status": 501,
+            "if_none_match": request.headers.get("if-none-match"),
+            "if_modified_since": request.headers.get("if-modified-since"),
+            "start": time.time(),
+            "client": client,
+        }
+        if request.method != "GET":
+            await _send(writer, Response(501, b"", "text/plain"), lambda: self._log(entry))
+            return False
+        web = self.web
+        hit = self.hit(request.path)
+        response = web.site.respond(self.address, request.path, hit, web.epoch, web.epoch_time)
+        response = not_modified(response, request.headers) or response
+        entry["status"] = response.status
+        if response.delay_ms:
+            await asyncio.sleep(response.delay_ms / 1000.0)
+        try:
+            await _send(writer, response, lambda: self._log(entry))
+        except ConnectionError:
+            self._log(entry)  # the client gave up (limits): log it all the same
+            return False
+        return response.mode == "normal" and request.keep_alive
+
+    def _log(self, entry: dict) -> None:
+        """Log the request once. Called before the response's last byte is sent, so that a
+        client that has read the whole response always finds its request in the log."""
+        if "end" not in entry:
+            entry["end"] = time.time()
+            self.web.log.write(entry)
 
 
-def not_modified(response: Response, request_headers) -> Response | None:
-    """A 304 for a conditional request whose validator still matches (RFC 9110 13.1):
+async def _send(writer: asyncio.StreamWriter, response: Response, log) -> None:
+    """Write ``response``, calling ``log`` before its last byte (or at once when it has
+    no body, is a reset or garbage)."""
+    if response.mode == "reset":
+        log()
+        return
+    if response.mode == "garbage":
+        log()
+        writer.write(b"HTTP/1.1 twohundred OK\r\nGarbage\r\n\r\n")
+        return
+    body = gzip.compress(response.body, mtime=0) if response.gzip else response.body
+    headers = [
+        ("Server", SERVER),
+        ("Date", formatdate(usegmt=True)),
+        ("Content-Type", response.content_type),
+        ("Content-Length", str(len(body))),
+    ]
+    if response.gzip:
+        headers.append(("Content-Encoding", "gzip"))
+    headers.extend(response.headers)
+    reason = HTTPStatus(response.status).phrase if response.status in _STATUSES else ""
+    head = f"HTTP/1.1 {response.status} {reason}\r\n" + "".join(
+        f"{name}: {value}\r\n" for name, value in headers
+    )
+    writer.write(head.encode("latin-1") + b"\r\n")
+    if response.mode == "trickle":
+        for byte in body[:-1]:
+            writer.write(bytes([byte]))
+            await writer.drain()
+            await asyncio.sleep(0.3)
+    else:
+        writer.write(body[:-1])
+    await writer.drain()
+    log()
+    writer.write(body[-1:])
+    await writer.drain()
+
+
+SERVER = "TrawlTestWeb/1.0"
+_STATUSES = {status.value for status in HTTPStatus}
+
+
+def not_modified(response: Response, request_headers: dict[str, str]) -> Response | None:
+    """A 304 for a conditional request (header names in lower case) whose validator still
+    matches (RFC 9110 13.1):
     If-None-Match against the ETag; else If-Modified-Since against Last-Modified."""
     if response.status != 200:
         return None
     headers = dict(response.headers)
     etag, modified = headers.get("ETag"), headers.get("Last-Modified")
     validators = tuple((k, v) for k, v in response.headers if k in ("ETag", "Last-Modified"))
-    asked_etag = request_headers.get("If-None-Match")
+    asked_etag = request_headers.get("if-none-match")
     if asked_etag is not None:
         tags = [tag.strip() for tag in asked_etag.split(",")]
         matches = etag is not None and (etag in tags or "*" in tags)
         return Response(304, b"", headers=validators) if matches else None
-    asked_date = request_headers.get("If-Modified-Since")
+    asked_date = request_headers.get("if-modified-since")
     if asked_date and modified:
         try:
             fresh = parsedate_to_datetime(modified) <= parsedate_to_datetime(asked_date)
@@ -172,19 +207,22 @@ def not_modified(response: Response, request_headers) -> Response | None:
 
 
 class TestWeb:
-    """All hosts of a ``Site``, served from threads of this process."""
+    """All hosts of a ``Site``, served by one asyncio event loop in a background thread
+    (one thread whatever the number of hosts: a thread per host and per connection
+    thrashed at 2,000 hosts)."""
 
     __test__ = False  # not a pytest test class
 
     def __init__(self, hosts: list[str], port: int, log_path: Path, **site_options):
         self.log = RequestLog(log_path)
-        self.servers: list[_HostServer] = []
         port = port or _free_port(hosts[0])
         self.site = Site(tuple(hosts), port, **site_options)
+        self.hosts = [_Host(host, self) for host in hosts]
         self.epoch = 0  # pages under /fresh/ change when it advances (advance_epoch)
         self.epoch_time = 0.0  # when the current epoch began; 0 for the first
-        for host in hosts:
-            self.servers.append(_HostServer((host, port), self.site, self.log, self))
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._servers: list[asyncio.Server] = []
 
     def advance_epoch(self, by: int = 1) -> None:
         """Move the web ``by`` epochs on (negative: back); a new epoch begins now."""
@@ -192,22 +230,38 @@ class TestWeb:
         self.epoch_time = time.time() if self.epoch else 0.0
 
     def start(self) -> TestWeb:
-        """Serve every host in a background thread."""
-        for server in self.servers:
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+        """Listen on every host's address; serve in the background from now on."""
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._listen(), self._loop).result()
         return self
 
+    async def _listen(self) -> None:
+        for host in self.hosts:
+            server = await asyncio.start_server(
+                host.serve, host.address, self.site.port, reuse_address=True, backlog=128
+            )
+            self._servers.append(server)
+
     def stop(self) -> None:
-        """Stop serving and close the log."""
-        # shutdown() waits for the serving loop's next poll: stop all hosts at once.
-        stoppers = [threading.Thread(target=server.shutdown) for server in self.servers]
-        for stopper in stoppers:
-            stopper.start()
-        for stopper in stoppers:
-            stopper.join()
-        for server in self.servers:
-            server.server_close()
+        """Stop serving, close open connections and the log."""
+        asyncio.run_coroutine_threadsafe(self._close(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
         self.log.close()
+
+    async def _close(self) -> None:
+        for server in self._servers:
+            server.close()
+        for host in self.hosts:
+            for writer in list(host.writers):
+                writer.close()
+        for server in self._servers:
+            await server.wait_closed()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     @property
     def seeds(self) -> list[str]:

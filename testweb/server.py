@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from email.utils import formatdate, parsedate_to_datetime
-from http import HTTPStatus
+from http.client import responses
 from pathlib import Path
 
 from testweb.site import Response, Site
@@ -160,8 +160,7 @@ async def _send(writer: asyncio.StreamWriter, response: Response, log) -> None:
     if response.gzip:
         headers.append(("Content-Encoding", "gzip"))
     headers.extend(response.headers)
-    reason = HTTPStatus(response.status).phrase if response.status in _STATUSES else ""
-    head = f"HTTP/1.1 {response.status} {reason}\r\n" + "".join(
+    head = f"HTTP/1.1 {response.status} {responses.get(response.status, '')}\r\n" + "".join(
         f"{name}: {value}\r\n" for name, value in headers
     )
     writer.write(head.encode("latin-1") + b"\r\n")
@@ -179,7 +178,6 @@ async def _send(writer: asyncio.StreamWriter, response: Response, log) -> None:
 
 
 SERVER = "TrawlTestWeb/1.0"
-_STATUSES = {status.value for status in HTTPStatus}
 
 
 def not_modified(response: Response, request_headers: dict[str, str]) -> Response | None:
@@ -251,17 +249,21 @@ class TestWeb:
         self.log.close()
 
     async def _close(self) -> None:
+        # Closed connections end their tasks by themselves (a read that ends); a
+        # cancelled read would log a traceback for every connection.
         for server in self._servers:
             server.close()
         for host in self.hosts:
             for writer in list(host.writers):
                 writer.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=1.0)
+            for task in pending:  # a response still sleeping (delay, trickle)
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
         for server in self._servers:
             await server.wait_closed()
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
     @property
     def seeds(self) -> list[str]:

@@ -30,8 +30,9 @@ def pattern_column(column: str = "url"):
 
 
 def admit(links, crawldb, conf):
-    """Split ``links`` (url, dedup_key, host, depth, score, redirect) into the rows to keep
-    and a DataFrame of refused ones with a ``reason`` column."""
+    """``links`` (url, dedup_key, host, depth, score, redirect) with a ``reason`` column:
+    NULL for the rows to keep, else why the link is refused. One plan, no unions: each
+    defence only counts the links no earlier defence refused."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -52,37 +53,32 @@ def admit(links, crawldb, conf):
         )
         .drop("_taken", "_rank")
     )
-    refused = tagged.where(F.col("reason").isNotNull())
-    candidates = tagged.where(F.col("reason").isNull()).drop("reason")
-    by_host = _cap(candidates, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
-    refused = refused.unionByName(by_host.where(F.col("reason").isNotNull()))
-    candidates = by_host.where(F.col("reason").isNull()).drop("reason")
-    by_pattern = _cap(
-        candidates.withColumn("pattern", pattern_column()),
+    tagged = _cap(tagged, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
+    tagged = _cap(
+        tagged.withColumn("pattern", pattern_column()),
         crawldb.withColumn("pattern", pattern_column()),
         ["host", "pattern"],
         conf["db.max.urls.per.pattern"],
         "pattern_cap",
     ).drop("pattern")
-    refused = refused.unionByName(by_pattern.where(F.col("reason").isNotNull()))
-    kept = by_pattern.where(F.col("reason").isNull()).drop("reason")
-    return known.unionByName(kept), refused
+    return known.withColumn("reason", F.lit(None).cast("string")).unionByName(tagged)
 
 
-def _cap(candidates, crawldb, keys: list[str], cap: int, reason: str):
-    """Tag with ``reason`` the candidates beyond ``cap`` URLs per ``keys`` group, counting
-    the crawldb's URLs of the group first."""
+def _cap(tagged, crawldb, keys: list[str], cap: int, reason: str):
+    """Tag with ``reason`` the links not yet refused beyond ``cap`` URLs per ``keys``
+    group, counting the crawldb's URLs of the group first."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    candidates = candidates.withColumn("reason", F.lit(None).cast("string"))
     if cap < 0:
-        return candidates
+        return tagged
     existing = crawldb.groupBy(*keys).agg(F.count("*").alias("_existing"))
-    order = Window.partitionBy(*keys).orderBy("depth", F.col("score").desc(), "url")
+    open_ = F.col("reason").isNull()
+    # Refused links form their own window group, so they take no place under the cap.
+    order = Window.partitionBy(*keys, open_).orderBy("depth", F.col("score").desc(), "url")
+    beyond = F.row_number().over(order) + F.coalesce("_existing", F.lit(0)) > cap
     return (
-        candidates.join(existing, keys, "left")
-        .withColumn("_n", F.row_number().over(order) + F.coalesce("_existing", F.lit(0)))
-        .withColumn("reason", F.when(F.col("_n") > cap, reason).otherwise(F.col("reason")))
-        .drop("_existing", "_n")
+        tagged.join(existing, keys, "left")
+        .withColumn("reason", F.when(open_ & beyond, reason).otherwise(F.col("reason")))
+        .drop("_existing")
     )

@@ -215,13 +215,23 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
         .agg(
             F.count("*").alias("rows"),
             F.sum((F.col("http_status") < 500).cast("int")).alias("below_500"),
+            F.sum((F.col("http_status") == 200).cast("int")).alias("ok"),
             F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),
             F.min(started).alias("first_ms"),
             F.max(started + F.coalesce("duration_ms", F.lit(0))).alias("last_ms"),
         )
         .collect()
     )
-    summary = dict.fromkeys(("urls", "pages", "errors", "bytes", "robots_answers", "sitemaps"), 0)
+    counted = (
+        "urls",
+        "pages",
+        "errors",
+        "bytes",
+        "robots_answers",
+        "sitemaps",
+        "soft404_templates",
+    )
+    summary = dict.fromkeys(counted, 0)
     summary["outcomes"], summary["reasons"] = {}, {}
     busy: dict[str, list[int]] = {}
     for group in groups:
@@ -244,7 +254,8 @@ def _count_group(summary: dict, group) -> None:
     if origin == ORIGIN_SITEMAP:
         summary["sitemaps"] += rows if outcome == st.SUCCESS else 0
         return
-    if origin == ORIGIN_PROBE:
+    if origin == ORIGIN_PROBE:  # a 200 to a made-up path: the host's soft-404 page
+        summary["soft404_templates"] += group["ok"] or 0
         return
     summary["urls"] += rows
     summary["pages"] += rows if outcome == st.SUCCESS else 0

@@ -118,7 +118,7 @@ def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
 def touched_rows(spark, conf: dict, old, segment: Segment):
     """One row per URL the segment touched: its fetch, its links and its crawldb row
     (``old``: the crawldb with times in epoch ms); the links refused, with their
-    ``reason``; and the cached links found, for the caller to unpersist."""
+    ``reason``; and the cached frames, for the caller to unpersist."""
     from pyspark.sql import functions as F
 
     fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
@@ -134,16 +134,18 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
         .join(fetched.select("url"), "url", "left_semi")  # not the soft-404 probes
     )
     listed = segment_sitemaps(spark, segment)
-    # Cached: the links come out of Python, and the admission reads them in several
-    # branches (known, new, capped ...), then again for the rejected counts.
+    # Cached: the links come out of Python and the admission reads them twice (known,
+    # new); its verdicts are read twice too (the links kept, the refused counts).
     found = links_frame(spark, conf, fetch, sources, listed).cache()
-    links, refused = admit(found, old, conf)
+    decided = admit(found, old, conf).cache()
+    links = decided.where(F.col("reason").isNull()).drop("reason")
+    refused = decided.where(F.col("reason").isNotNull())
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
         .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
-    return touched, refused, found
+    return touched, refused, [found, decided]
 
 
 def segment_sitemaps(spark, segment: Segment):
@@ -200,15 +202,21 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     settings = conf.as_dict()
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
-    touched, refused, found = touched_rows(spark, settings, old, segment)
+    touched, refused, cached = touched_rows(spark, settings, old, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
-    templates = soft_404_templates(spark, segment)
-    distance = settings["dedup.simhash.distance"]
-    changed = mark_soft_404(changed, templates, segment.name, distance).cache()
+    # Segments fetched before the count was kept have no figure: look for templates.
+    if segment.summary("fetched").get("soft404_templates") != 0:
+        templates = soft_404_templates(spark, segment)
+        distance = settings["dedup.simhash.distance"]
+        changed = mark_soft_404(changed, templates, segment.name, distance)
+    changed = changed.cache()
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
+    # Counted from the cached verdicts before the merge: the merge's commit clears the
+    # caches built on the crawldb, and a recount would see the new URLs as known.
+    refused_here = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
@@ -218,8 +226,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
-    summary["rejected"] = rejected_counts(spark, segment, refused)
-    found.unpersist()
+    summary["rejected"] = rejected_counts(spark, segment, refused_here)
+    for frame in cached:
+        frame.unpersist()
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
     record(spark, data.root, "updatedb", segment.name, summary)
@@ -252,12 +261,12 @@ def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:
     return doomed
 
 
-def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
+def rejected_counts(spark, segment: Segment, refused: dict[str, int]) -> dict[str, int]:
     """Links kept out of the crawldb this round, by reason: by parse (scheme, filters,
-    nofollow ...) and by updatedb's trap defences."""
+    nofollow ...) and by updatedb's trap defences (``refused``, counted)."""
     from pyspark.sql import functions as F
 
-    counts = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
+    counts = dict(refused)
     parsed = spark.read.format("delta").load(segment.table("parse"))
     exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))
     for row in exploded.groupBy("reason").agg(F.sum("n").alias("n")).collect():

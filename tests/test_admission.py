@@ -27,9 +27,9 @@ def links(spark, items):
 
 def run(spark, known, found, *overrides):
     conf = load_config(overrides=list(overrides))
-    kept, refused = admit(links(spark, found), crawldb(spark, known), conf)
-    reasons = {r["url"]: r["reason"] for r in refused.collect()}
-    return sorted(r["url"] for r in kept.collect()), reasons
+    decided = admit(links(spark, found), crawldb(spark, known), conf).collect()
+    reasons = {r["url"]: r["reason"] for r in decided if r["reason"] is not None}
+    return sorted(r["url"] for r in decided if r["reason"] is None), reasons
 
 
 def test_depth_variants_and_known_urls(spark):

@@ -114,3 +114,26 @@ def test_inline_cdxj_index_equals_cdxj_indexer(tmp_path):
     inline = warc.cdxj()
     assert len(inline.splitlines()) == 6
     assert inline == cdxj_indexer_reference(path)
+
+
+def test_non_ascii_headers_and_peer_address_are_stored_as_warcio_would(tmp_path):
+    from warcio.statusandheaders import StatusAndHeaders
+
+    path = tmp_path / "odd.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    odd = exchange("http://a.test/free", b"<p>x</p>")
+    # http.client hands over header bytes decoded as Latin-1.
+    odd.response_headers = [("Content-Disposition", 'attachment; filename="café.txt"')]
+    odd.peer = "127.0.0.9"
+    warc.write_exchange(odd)
+    warc.close()
+    with open(path, "rb") as handle:
+        records = list(ArchiveIterator(handle, check_digests="raise"))
+    response, request = records[1], records[2]
+    expected = StatusAndHeaders("200 OK", list(odd.response_headers), protocol="HTTP/1.1")
+    expected.compute_headers_buffer()  # warcio's own %-encoding
+    assert response.http_headers.to_ascii_bytes() == expected.headers_buff
+    assert "%C3%A9" in response.http_headers.get_header("Content-Disposition")
+    assert response.rec_headers.get_header("WARC-IP-Address") == "127.0.0.9"
+    assert request.rec_headers.get_header("WARC-IP-Address") == "127.0.0.9"
+    assert request.rec_headers.get_header("WARC-Payload-Digest") == sha1_b32(b"")

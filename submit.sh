@@ -2,7 +2,8 @@
 # Trawl's command line: maps a short command to a Spark job (as Nutch's bin/nutch does).
 # On first use it bootstraps the checkout by itself: a virtual environment in .venv/ with
 # the Python packages of setup.cfg; the Delta Lake jars come from Maven Central through
-# Spark's Ivy on the first job and are cached under $TRAWL_CACHE (default ~/.cache/trawl).
+# Spark's Ivy on the first job and are cached under $TRAWL_CACHE (default ~/.cache/trawl),
+# with the list of jars resolved, which later jobs pass as --jars.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -63,6 +64,16 @@ print(f"io.delta:delta-spark_{spark}_2.13:{version('delta-spark')}")
 PY
 }
 
+cached_jars() {
+  # True when the file lists jars (comma-separated file: URIs) that all still exist.
+  local list="$1" jar jars
+  [[ -s "$list" ]] || return 1
+  IFS=',' read -r -a jars < "$list"
+  for jar in "${jars[@]}"; do
+    [[ -f "${jar#file://}" ]] || return 1
+  done
+}
+
 run_job() {
   local job="$1"; shift
   local master="local[*]" args=()
@@ -73,8 +84,19 @@ run_job() {
       *) args+=("$1"); shift ;;
     esac
   done
+  # The Delta jars: resolved by Ivy on the first submit (1.1-1.8 s), which records the jars
+  # it got (jobs/common.py); later submits pass that list and skip the resolution.
+  local package jar_list
+  package="$(delta_package)"
+  jar_list="$CACHE/jars/${package//:/_}.txt"
+  local delta_jars=(--packages "$package")
+  if cached_jars "$jar_list"; then
+    delta_jars=(--jars "$(cat "$jar_list")")
+  else
+    export TRAWL_RECORD_JARS="$jar_list"
+  fi
   local submit=("$VENV/bin/spark-submit" --master "$master"
-    --packages "$(delta_package)"
+    "${delta_jars[@]}"
     --conf "spark.jars.ivy=$CACHE/ivy"
     --conf "spark.pyspark.python=$VENV/bin/python"
     --conf "spark.pyspark.driver.python=$VENV/bin/python"

@@ -117,7 +117,27 @@ def build_spark(name: str, conf: Config, master: str | None = None):
         builder = configure_spark_with_delta_pip(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    record_resolved_jars(spark)
     return spark
+
+
+def record_resolved_jars(spark) -> None:
+    """Write the jars Ivy resolved for the Delta package where submit.sh asked for them
+    (``TRAWL_RECORD_JARS``), so that the next spark-submit passes them with ``--jars``
+    instead of resolving the package again."""
+    target = os.environ.get("TRAWL_RECORD_JARS")
+    if not target:
+        return
+    ivy_jars = (cache_dir() / "ivy" / "jars").resolve()
+    listed = spark.sparkContext.getConf().get("spark.jars", "").split(",")
+    jars = [j for j in listed if Path(j.removeprefix("file://")).resolve().is_relative_to(ivy_jars)]
+    if not jars:
+        return
+    path = Path(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f"{path.name}.{os.getpid()}")
+    temp.write_text(",".join(jars))
+    temp.replace(path)  # atomic: a concurrent submit reads the old list or the new one
 
 
 def cache_dir() -> Path:

@@ -117,7 +117,7 @@ FETCH = Table(
         ("redirect_to", "STRING"),  # normalized target of a redirect
         ("depth", "INT"),
         ("score", "DOUBLE"),
-        ("origin", "STRING"),  # fetchlist; redirect when reached by following one; robots
+        ("origin", "STRING"),  # fetchlist, redirect, outlink (followed), robots, sitemap, probe
         ("attempts", "INT"),  # requests made for the URL this round (429/503 retries)
         ("error_detail", "STRING"),  # the exception or limit behind a failure
         ("ip", "STRING"),  # address the fetcher connected to

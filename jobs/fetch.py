@@ -222,16 +222,7 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
         )
         .collect()
     )
-    counted = (
-        "urls",
-        "pages",
-        "errors",
-        "bytes",
-        "robots_answers",
-        "sitemaps",
-        "soft404_templates",
-    )
-    summary = dict.fromkeys(counted, 0)
+    summary = dict.fromkeys(SUMMARY_COUNTS, 0)
     summary["outcomes"], summary["reasons"] = {}, {}
     busy: dict[str, list[int]] = {}
     for group in groups:
@@ -243,6 +234,18 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
     return summary
+
+
+# The counts _count_group adds up, all present in a summary (0 when nothing counted).
+SUMMARY_COUNTS = (
+    "urls",
+    "pages",
+    "errors",
+    "bytes",
+    "robots_answers",
+    "sitemaps",
+    "soft404_templates",
+)
 
 
 def _count_group(summary: dict, group) -> None:

@@ -216,7 +216,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
     # Counted from the cached verdicts before the merge: the merge's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
-    refused_here = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
+    rejected = rejected_counts(spark, segment, refused)
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
@@ -226,7 +226,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
-    summary["rejected"] = rejected_counts(spark, segment, refused_here)
+    summary["rejected"] = rejected
     for frame in cached:
         frame.unpersist()
     summary["seconds"] = round(clock.seconds, 1)
@@ -261,12 +261,13 @@ def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:
     return doomed
 
 
-def rejected_counts(spark, segment: Segment, refused: dict[str, int]) -> dict[str, int]:
+def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     """Links kept out of the crawldb this round, by reason: by parse (scheme, filters,
-    nofollow ...) and by updatedb's trap defences (``refused``, counted)."""
+    nofollow ...) and by updatedb's trap defences (``refused``: the links with the
+    ``reason`` admission gave them)."""
     from pyspark.sql import functions as F
 
-    counts = dict(refused)
+    counts = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
     parsed = spark.read.format("delta").load(segment.table("parse"))
     exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))
     for row in exploded.groupBy("reason").agg(F.sum("n").alias("n")).collect():

@@ -14,6 +14,8 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
 - redirects to the same host are followed through the host's queue up to
   ``http.redirect.max`` hops, never to a URL already fetched this round (loop
   detection); other targets are recorded for a later round;
+- with ``fetcher.follow.outlinks.depth`` set, a page's links to its own host are
+  queued behind the host's other URLs (``lib.follow``);
 - ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
   unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
   that the retry cannot follow the failed attempt's last request too closely;
@@ -33,6 +35,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from crawldb import status as st
+from crawldb.scoring import outlink_shares
+from lib.follow import OutlinkFollower
 from lib.hoststate import HostState, now_utc, parse_retry_after
 from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
 from lib.politeness import PoliteScheduler
@@ -48,6 +52,9 @@ ORIGIN_FETCHLIST = "fetchlist"  # a URL of the fetch list (others: what fetching
 ORIGIN_ROBOTS = "robots"
 ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
 ORIGIN_SITEMAP = "sitemap"  # named by robots.txt (else /sitemap.xml), or by a sitemap index
+ORIGIN_REDIRECT = "redirect"  # the target of a redirect, followed in the round
+ORIGIN_OUTLINK = "outlink"  # a link followed in the round (fetcher.follow.outlinks.depth)
+_FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
 REASON_CIRCUIT = "host_circuit_open"
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
@@ -64,6 +71,7 @@ class FetchItem:
     origin: str = ORIGIN_FETCHLIST
     hops: int = 0
     attempts: int = 0
+    level: int = 0  # links followed in this round to reach it (fetcher.follow.outlinks.depth)
     etag: str | None = None  # validators of the copy fetched before: a conditional request
     last_modified: str | None = None
 
@@ -117,6 +125,7 @@ class PartitionFetcher:
         self.robots: dict[str, RobotsRules] = {}
         self.seen: set[str] = set()
         self.sitemaps: dict[str, int] = {}  # sitemaps queued per host this round
+        self.follower = OutlinkFollower(conf)
         self._results: queue.Queue = queue.Queue()
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
@@ -158,6 +167,8 @@ class PartitionFetcher:
             if url in self.seen:
                 continue
             self.seen.add(url)
+            if self.follower.enabled:
+                self.follower.claim(url, host)
             if host not in self.hosts:
                 self._add_host(host, url)
             item = FetchItem(
@@ -225,6 +236,8 @@ class PartitionFetcher:
             self._emit(exchange, self._result_row(host, task, exchange))
             if task.origin == ORIGIN_SITEMAP:
                 self._follow_sitemap_index(host, exchange)
+            elif task.origin in _FOLLOWED_FROM and self.follower.enabled:
+                self._follow_links(host, task, exchange)
         if exchange.error in _HOST_FAILURES:
             self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
         elif verdict.open_circuit:
@@ -310,6 +323,27 @@ class PartitionFetcher:
                 for entry in parsed.entries:
                     self._add_sitemap(host, entry.loc)
 
+    def _follow_links(self, host: str, task: FetchItem, exchange: Exchange) -> None:
+        """Queue the page's links to its own host that the follower chooses."""
+        if exchange.status != 200 or exchange.error is not None:
+            return
+        headers = {
+            "content-type": exchange.header("Content-Type"),
+            "x-robots-tag": exchange.header("X-Robots-Tag"),
+        }
+        links, found = self.follower.links(
+            task.url, host, task.depth, task.level, exchange.body, headers
+        )
+        # The score share parse and updatedb will give the link (all its links count).
+        share = outlink_shares(task.score, host, [host] * found, self.conf)[:1]
+        for url in links:
+            if url not in self.seen:
+                self.seen.add(url)
+                item = FetchItem(
+                    url, task.depth + 1, share[0], origin=ORIGIN_OUTLINK, level=task.level + 1
+                )
+                self.scheduler.add(host, item)
+
     def _drain(self, host: str, outcome: str, reason: str) -> None:
         for item in self.scheduler.take_remaining(host):
             if isinstance(item, FetchItem):
@@ -337,7 +371,16 @@ class PartitionFetcher:
         same_host = host_of(key) == host
         if same_host and task.hops < self.conf["http.redirect.max"] and key not in self.seen:
             self.seen.add(key)
-            follow = FetchItem(key, task.depth, task.score, origin="redirect", hops=task.hops + 1)
+            if self.follower.enabled:
+                self.follower.claim(key, host)
+            follow = FetchItem(
+                key,
+                task.depth,
+                task.score,
+                origin=ORIGIN_REDIRECT,
+                hops=task.hops + 1,
+                level=task.level,
+            )
             self.scheduler.add_first(host, follow)
         return key
 

@@ -103,9 +103,8 @@ def _parse_one(url, body, content_type, headers, *, conf, url_filter):
     if not is_html(content_type, body):
         return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest), None
     encoding, source = decide_encoding(body, content_type)
-    markup = body.decode(encoding, errors="replace").replace("\x00", "")
     try:
-        doc = lxml.html.document_fromstring(markup)
+        doc = _document(body, encoding)
     except (etree.ParserError, ValueError) as exc:
         failed = ParseResult(
             "failed",
@@ -139,6 +138,34 @@ def _parse_one(url, body, content_type, headers, *, conf, url_filter):
         robots=",".join(sorted(directives)) or None,
     )
     return result, text
+
+
+def followable_links(
+    url: str,
+    body: bytes,
+    content_type: str | None,
+    headers: Mapping[str, str],
+    conf: Mapping[str, Any],
+    url_filter: UrlFilter,
+) -> list[str]:
+    """The outlinks ``parse_page`` would keep, found cheaply (no text, no fingerprints):
+    what a fetcher following links right away may follow. Empty for a page that is not
+    HTML, cannot be read, or says nofollow."""
+    if not is_html(content_type, body):
+        return []
+    try:
+        doc = _document(body, decide_encoding(body, content_type)[0])
+    except (etree.ParserError, ValueError):
+        return []
+    if "nofollow" in robots_directives(doc, headers.get("x-robots-tag"), conf["http.agent.name"]):
+        return []
+    return [link.url for link in extract_outlinks(doc, _base_url(doc, url), url_filter, conf)[0]]
+
+
+def _document(body: bytes, encoding: str) -> lxml.html.HtmlElement:
+    """The page's document tree; raises ParserError or ValueError when there is none."""
+    markup = body.decode(encoding, errors="replace").replace("\x00", "")
+    return lxml.html.document_fromstring(markup)
 
 
 def robots_directives(doc, header: str | None, agent: str) -> set[str]:

@@ -95,15 +95,8 @@ class WarcFile:
         head = _http_head(status_line, _stored_headers(exchange.response_headers))
         payload = exchange.raw_body
         response_id = _record_id()
-        warc_headers = [
-            ("WARC-Type", kind),
-            ("WARC-Record-ID", response_id),
-            ("WARC-Date", date),
-            ("WARC-Target-URI", exchange.url),
-            ("Content-Type", "application/http; msgtype=response"),
-        ]
-        if exchange.peer:
-            warc_headers.append(("WARC-IP-Address", exchange.peer))
+        warc_headers = _record_head(kind, response_id, date, exchange)
+        warc_headers.append(("Content-Type", "application/http; msgtype=response"))
         if kind == "revisit":
             warc_headers.append(("WARC-Profile", REVISIT_NOT_MODIFIED))
         else:
@@ -121,18 +114,12 @@ class WarcFile:
         )
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, list(exchange.request_headers))
-        request_headers = [
-            ("WARC-Type", "request"),
-            ("WARC-Record-ID", _record_id()),
-            ("WARC-Date", date),
-            ("WARC-Target-URI", exchange.url),
+        request_headers = _record_head("request", _record_id(), date, exchange) + [
             ("WARC-Concurrent-To", response_id),
             ("Content-Type", "application/http; msgtype=request"),
             ("WARC-Payload-Digest", _EMPTY_SHA1),
             ("WARC-Block-Digest", _sha1_label(hashlib.sha1(request_head))),
         ]
-        if exchange.peer:
-            request_headers.insert(4, ("WARC-IP-Address", exchange.peer))
         self._write_record(request_headers, request_head, b"")
         return offset
 
@@ -165,6 +152,19 @@ class WarcFile:
 
 def _record_id() -> str:
     return f"<urn:uuid:{uuid.uuid4()}>"
+
+
+def _record_head(kind: str, record_id: str, date: str, exchange: Exchange) -> list:
+    """The WARC header fields every record of an exchange starts with."""
+    head = [
+        ("WARC-Type", kind),
+        ("WARC-Record-ID", record_id),
+        ("WARC-Date", date),
+        ("WARC-Target-URI", exchange.url),
+    ]
+    if exchange.peer:
+        head.append(("WARC-IP-Address", exchange.peer))
+    return head
 
 
 def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:

@@ -3,13 +3,17 @@
 Serves a local web of HOSTS hosts x PAGES pages (``python -m testweb``, its own process),
 then, one after the other against the same web:
 
-1. Trawl: ``./submit.sh crawl`` from the home pages, DEPTH+1 rounds (depth 0..DEPTH),
-   ``fetcher.server.delay=0``; figures for the whole crawl (JVM start-up and every round
-   included) and for the fetch stage alone (the fetch jobs' own timings); both count
-   Trawl's requests from the web's log, robots.txt left out (the bare loop's work);
-2. a bare fetch loop over exactly the URLs Trawl fetched (one connection per host, no
-   parsing, no storage): ``bare_fetch.py``; and Trawl's fetcher over the same URLs in one
-   process without Spark (robots.txt, politeness, WARC): ``core_fetch.py``;
+1. Trawl: ``./submit.sh crawl`` from the home pages, ``fetcher.server.delay=0``, twice:
+   DEPTH+1 rounds (depth 0..DEPTH, one round per link level), then one round that
+   follows links to DEPTH levels inside the fetch tasks (``fetcher.follow.outlinks.depth``,
+   with a link budget no page of this web exceeds); figures for the whole crawl (JVM
+   start-up and every round included) and for the fetch stage alone (the fetch jobs' own
+   timings); both count Trawl's requests from the web's log, robots.txt left out (the
+   bare loop's work);
+2. a bare fetch loop over exactly the URLs the round-per-level crawl fetched (one
+   connection per host, no parsing, no storage): ``bare_fetch.py``; and Trawl's fetcher
+   over the same URLs in one process without Spark (robots.txt, politeness, WARC):
+   ``core_fetch.py``;
 3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
    DEPTH_LIMIT=DEPTH: ``scrapy_spider.py`` (``pip install -e .[bench]``).
 
@@ -65,30 +69,23 @@ def start_web(work: Path, hosts: int, pages: int) -> tuple[subprocess.Popen, lis
     return web, info["seeds"]
 
 
-def run_trawl(work: Path, seeds: Path, depth: int, threads: int) -> dict:
-    data = work / "trawl-data"
-    figures = measured(
-        "trawl",
-        work,
-        [
-            str(ROOT / "submit.sh"),
-            "crawl",
-            "--seeds",
-            str(seeds),
-            "--rounds",
-            str(depth + 1),
-            "--data",
-            str(data),
-            "--conf",
-            "fetcher.server.delay=0",
-            "--conf",
-            "fetcher.allow.private.networks=true",
-            "--conf",
-            f"fetcher.threads.fetch={threads}",
-            "--conf",
-            "http.agent.url=https://trawl.invalid/bench",
-        ],
-    )
+AGENT = "https://trawl.invalid/bench-{}".format
+
+
+def run_trawl(work: Path, seeds: Path, label: str, rounds: int, threads: int, *settings) -> dict:
+    """One Trawl crawl with a User-Agent URL of its own (``AGENT(label)``)."""
+    data = work / f"trawl-{label}"
+    command = [str(ROOT / "submit.sh"), "crawl", "--seeds", str(seeds), "--data", str(data)]
+    command += ["--rounds", str(rounds)]
+    for setting in (
+        "fetcher.server.delay=0",
+        "fetcher.allow.private.networks=true",
+        f"fetcher.threads.fetch={threads}",
+        f"http.agent.url={AGENT(label)}",
+        *settings,
+    ):
+        command += ["--conf", setting]
+    figures = measured(f"trawl-{label}", work, command)
     fetch_seconds = fetch_pages = 0.0
     for marker in sorted(data.glob("segments/*/_fetched.done")):
         summary = json.loads(marker.read_text())
@@ -98,12 +95,12 @@ def run_trawl(work: Path, seeds: Path, depth: int, threads: int) -> dict:
     return figures
 
 
-def trawl_urls(work: Path) -> list[str]:
+def trawl_urls(work: Path, label: str) -> list[str]:
     urls = []
     with open(work / "requests.jsonl", encoding="utf-8") as handle:
         for line in handle:
             entry = json.loads(line)
-            if "trawl.invalid/bench" in entry["ua"] and entry["path"] != "/robots.txt":
+            if AGENT(label) in entry["ua"] and entry["path"] != "/robots.txt":
                 urls.append(f"http://{entry['host']}:{PORT[0]}{entry['path']}")
     return urls
 
@@ -144,15 +141,27 @@ def main() -> int:
     seed_file.write_text("\n".join(seeds) + "\n")
     rows = []
     try:
-        trawl = run_trawl(work, seed_file, args.depth, args.threads)
-        urls = trawl_urls(work)
-        rows.append(report("trawl crawl (whole)", len(urls), trawl))
-        stage = trawl["fetch_stage"]
-        print(f"fetch lists: {int(stage['pages'])} URLs; requests (no robots.txt): {len(urls)}")
         # Every request Trawl made was made by a fetch stage: the fetch lists' URLs plus
-        # the sitemap and soft-404 probes and redirect hops. The bare loop is given
-        # exactly these requests, so both sides are counted by them.
-        rows.append(report("trawl fetch stage", len(urls), stage))
+        # the sitemap and soft-404 probes, redirect hops and followed links. The bare
+        # loop is given exactly the round-per-level crawl's requests.
+        trawl = run_trawl(work, seed_file, "rounds", args.depth + 1, args.threads)
+        urls = trawl_urls(work, "rounds")
+        rows.append(report("trawl crawl (whole)", len(urls), trawl))
+        rows.append(report("trawl fetch stage", len(urls), trawl["fetch_stage"]))
+        follow = run_trawl(
+            work,
+            seed_file,
+            "follow",
+            1,
+            args.threads,
+            f"fetcher.follow.outlinks.depth={args.depth}",
+            f"fetcher.follow.outlinks.depth.divisor={args.depth}",
+            "fetcher.follow.outlinks.num.links=100",  # db.max.outlinks.per.page
+        )
+        followed = trawl_urls(work, "follow")
+        rows.append(report("trawl 1 round, follow", len(followed), follow))
+        rows.append(report("trawl follow fetch stage", len(followed), follow["fetch_stage"]))
+        print(f"requests (no robots.txt): {len(urls)} in rounds, {len(followed)} following")
         (work / "urls.txt").write_text("\n".join(urls) + "\n")
         bare_out = work / "bare.json"
         bare = measured(
@@ -222,13 +231,13 @@ def main() -> int:
     def ratio(a: str, b: str) -> float:
         return by_name[a]["pages_per_s"] / by_name[b]["pages_per_s"]
 
-    stage_vs_bare = ratio("trawl fetch stage", "bare fetch loop")
-    print(f"ratio trawl fetch stage / bare loop, pages/s: {stage_vs_bare:.2f}")
+    for stage in ("trawl fetch stage", "trawl follow fetch stage"):
+        print(f"ratio {stage} / bare loop, pages/s: {ratio(stage, 'bare fetch loop'):.2f}")
     core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
     print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")
     if "scrapy crawl" in by_name:
-        crawl_vs_scrapy = ratio("trawl crawl (whole)", "scrapy crawl")
-        print(f"ratio trawl whole crawl / scrapy, pages/s: {crawl_vs_scrapy:.2f}")
+        for crawl in ("trawl crawl (whole)", "trawl 1 round, follow"):
+            print(f"ratio {crawl} / scrapy, pages/s: {ratio(crawl, 'scrapy crawl'):.2f}")
     print(f"work directory: {work}")
     return 0
 

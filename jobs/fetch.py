@@ -28,6 +28,7 @@ from jobs.progress import PROGRESS_KEY, StageProgress
 from jobs.robots_cache import fresh_robots, store_robots
 from lib.fetcher import (
     ORIGIN_FETCHLIST,
+    ORIGIN_OUTLINK,
     ORIGIN_PROBE,
     ORIGIN_ROBOTS,
     ORIGIN_SITEMAP,
@@ -104,9 +105,15 @@ def progress_dir(segment_path: str) -> str:
     return join(segment_path, "_progress")
 
 
-def fetch_progress(segment: Segment, total: int):
-    """``() -> (URLs done, URLs in the fetch list)`` from the tasks' progress files."""
-    return lambda: (read_progress(segment.storage, progress_dir(segment.path)), total)
+def fetch_progress(segment: Segment, listed: int):
+    """``() -> (URLs done, URLs to do)`` from the tasks' progress files: the fetch list's
+    URLs and the links followed so far (fetcher.follow.outlinks.depth)."""
+
+    def figures() -> tuple[int, int]:
+        done, added = read_progress(segment.storage, progress_dir(segment.path))
+        return done, listed + added
+
+    return figures
 
 
 def remove_failed_attempts(segment: Segment) -> None:
@@ -177,9 +184,11 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     segment_path = warc_dir.rsplit("/", 1)[0]
     path = join(progress_dir(segment_path), f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
+    fetcher = PartitionFetcher(conf, warc, cache, attempt)
     try:
-        for row in PartitionFetcher(conf, warc, cache, attempt).run(items):
-            if row["origin"] == ORIGIN_FETCHLIST:
+        for row in fetcher.run(items):
+            if row["origin"] in (ORIGIN_FETCHLIST, ORIGIN_OUTLINK):
+                progress.added = fetcher.followed
                 progress.advance()
             yield row
     except BaseException:

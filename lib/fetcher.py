@@ -126,6 +126,8 @@ class PartitionFetcher:
         self.seen: set[str] = set()
         self.sitemaps: dict[str, int] = {}  # sitemaps queued per host this round
         self.follower = OutlinkFollower(conf)
+        self.followed = 0  # links queued by the follower
+        self._followed_lock = threading.Lock()
         self._results: queue.Queue = queue.Queue()
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
@@ -336,13 +338,15 @@ class PartitionFetcher:
         )
         # The score share parse and updatedb will give the link (all its links count).
         share = outlink_shares(task.score, host, [host] * found, self.conf)[:1]
-        for url in links:
-            if url not in self.seen:
-                self.seen.add(url)
-                item = FetchItem(
-                    url, task.depth + 1, share[0], origin=ORIGIN_OUTLINK, level=task.level + 1
-                )
-                self.scheduler.add(host, item)
+        new = [url for url in links if url not in self.seen]
+        with self._followed_lock:
+            self.followed += len(new)
+        for url in new:
+            self.seen.add(url)
+            item = FetchItem(
+                url, task.depth + 1, share[0], origin=ORIGIN_OUTLINK, level=task.level + 1
+            )
+            self.scheduler.add(host, item)
 
     def _drain(self, host: str, outcome: str, reason: str) -> None:
         for item in self.scheduler.take_remaining(host):

@@ -48,6 +48,7 @@ class ProgressFile:
         self.interval = interval
         self._period = interval / 4
         self.done = 0
+        self.added = 0  # units found while working (links followed in the round)
         self._written_at = float("-inf")  # the first advance writes
 
     def advance(self, count: int = 1) -> None:
@@ -63,21 +64,25 @@ class ProgressFile:
 
     def _write(self) -> None:
         self._written_at = time.monotonic()
-        record = json.dumps({"done": self.done, "total": self.total}).encode()
+        figures = {"done": self.done, "total": self.total + self.added, "added": self.added}
+        record = json.dumps(figures).encode()
         try:
             self.storage.write_atomic(self.path, record)
         except Exception:  # noqa: BLE001 - OSError, HdfsError ...
             pass  # progress is informative only: never fail a task for it
 
 
-def read_progress(storage: Storage, folder: str) -> int:
-    """URLs done, summed over the progress files in ``folder``."""
-    done = 0
+def read_progress(storage: Storage, folder: str) -> tuple[int, int]:
+    """``(units done, units added while working)``, summed over the progress files in
+    ``folder``."""
+    done = added = 0
     for name in storage.list_files(folder):
         if name.startswith("."):
             continue  # a file being replaced
         try:
-            done += int(json.loads(storage.read_bytes(f"{folder}/{name}"))["done"])
+            figures = json.loads(storage.read_bytes(f"{folder}/{name}"))
         except Exception:  # noqa: BLE001 - replaced between listing and reading
             continue
-    return done
+        done += int(figures["done"])
+        added += int(figures.get("added", 0))
+    return done, added

@@ -22,15 +22,18 @@ def test_progress_files_are_summed_over_tasks(tmp_path):
     for _ in range(7):
         first.advance()
     second.advance(3)
-    assert read_progress(storage, folder) == 7 + 3  # both wrote once at least
+    assert read_progress(storage, folder) == (7 + 3, 0)  # both wrote once at least
     second.advance(2)
-    assert read_progress(storage, folder) == 10  # not yet rewritten: interval not over
+    assert read_progress(storage, folder) == (10, 0)  # not yet rewritten: interval not over
     second.finish()
-    assert read_progress(storage, folder) == 12
+    assert read_progress(storage, folder) == (12, 0)
+    first.added = 4  # links followed: more to do than the task started with
+    first.advance()
+    assert read_progress(storage, folder) == (13, 4)
 
 
 def test_no_progress_files_no_progress(tmp_path):
-    assert read_progress(LocalStorage(), str(tmp_path / "none")) == 0
+    assert read_progress(LocalStorage(), str(tmp_path / "none")) == (0, 0)
     off = ProgressFile(LocalStorage(), str(tmp_path / "p" / "x.json"), 3, interval=0)
     off.advance()
     off.finish()

@@ -279,16 +279,21 @@ def _merge(conf: dict, segment: str, stamp: int, rows):
     normalizer = UrlNormalizer(conf)  # once per partition
     for row in rows:
         url = row["url"]
+        old, fetch, links = row_dict(row["old"]), row_dict(row["fetch"]), row_dict(row["links"])
+        # Each side carries the URL's host (host_of, when it was written): not parsed again.
+        host = (old or links or fetch)["host"]
+        # update_row needs a dedup key only for a URL fetched but neither known nor linked.
+        unlinked = old is None and links is None
         new = update_row(
             url,
-            host_of(url),
-            row_dict(row["old"]),
-            row_dict(row["fetch"]),
-            row_dict(row["links"]),
+            host,
+            old,
+            fetch,
+            links,
             segment=segment,
             now_ms=stamp,
             conf=conf,
-            dedup_key=normalizer.dedup(url),
+            dedup_key=normalizer.dedup(url) if unlinked else None,
         )
         if new is not None:
             yield new

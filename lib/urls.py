@@ -122,9 +122,26 @@ class UrlNormalizer:
         return f"{parsed.protocol}//{host}{port}{path}" + (f"?{query}" if query else "")
 
 
+# A URL already in canonical form whose host the parser would return as written: a
+# lower-case name whose last label starts with a letter (so not an IPv4 address in any
+# of the forms the parser rewrites, such as 0x7f.1), or a dotted quad without leading
+# zeros; no user info, IPv6 or percent-escape. Group 1 is the host.
+_PLAIN_HOST = re.compile(
+    r"https?://((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*"
+    r"|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))"
+    r"(?::(\d{1,5}))?(?:[/?#]|\Z)"
+)
+
+
 def host_of(url: str) -> str:
-    """Host name of a URL (no port): the unit of politeness and of partitioning."""
-    return URL(url).hostname
+    """Host name of a URL (no port): the unit of politeness and of partitioning.
+
+    Read straight from a URL in canonical form (crawldb keys, normalized links: most
+    calls, about a fifth of the parser's cost); parsed otherwise."""
+    plain = _PLAIN_HOST.match(url)
+    if plain is None or "xn--" in plain.group(1) or int(plain.group(2) or 0) > 65535:
+        return URL(url).hostname  # the parser checks punycode and ports
+    return plain.group(1)
 
 
 def scheme_of(url: str) -> str:

@@ -1,4 +1,5 @@
 import pytest
+from ada_url import URL
 
 from lib.config import load_config
 from lib.domains import registered_domain, same_site
@@ -55,6 +56,47 @@ def test_filter_reasons():
 
 def test_host_of_has_no_port():
     assert host_of("http://127.0.2.1:8080/x") == "127.0.2.1"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.2.1:8080/x",
+        "https://www.example.com",
+        "http://a-b.example.com/p?q#f",
+        "http://example.com:80/",
+        "http://example.com./",
+        "http://a..b/",
+        "http://Example.COM/",
+        "HTTP://example.com/",
+        "http://0x7f.1/",
+        "http://127.1/",
+        "http://010.0.0.1/",
+        "http://1.2.3.4.5/",
+        "http://256.1.1.1/",
+        "http://a.1/",
+        "http://a.b1x/",
+        "http://user:pw@example.com/",
+        "http://[::1]:8080/",
+        "http://ex%41mple.com/",
+        "http://xn--nxasmq6b.com/",
+        "http://b\u00fccher.de/",
+        "http://a.c\tom/",
+        "http://example.com\\x",
+        "http://example.com:65535/",
+        "http://example.com?q",
+        "http://example.com#f",
+        "https://example.com\n",
+    ],
+)
+def test_host_of_reads_plain_hosts_as_the_parser_does(url):
+    try:
+        expected = URL(url).hostname
+    except ValueError:
+        with pytest.raises(ValueError):
+            host_of(url)
+        return
+    assert host_of(url) == expected
 
 
 def normalizer(*overrides):

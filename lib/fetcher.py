@@ -127,6 +127,9 @@ class PartitionFetcher:
         self.sitemaps: dict[str, int] = {}  # sitemaps queued per host this round
         self.follower = OutlinkFollower(conf)
         self.followed = 0  # links queued by the follower
+        # In-round level of each followed URL queued and not yet handled: a redirect that
+        # reaches one at a lower level fetches it at once, and the queued item is dropped.
+        self.tickets: dict[str, int] = {}
         self._followed_lock = threading.Lock()
         self._results: queue.Queue = queue.Queue()
         minutes = conf["fetcher.timelimit.mins"]
@@ -150,7 +153,7 @@ class PartitionFetcher:
             else:
                 yield from self._record(*message)
         for _host, task in self.scheduler.take_all():
-            if isinstance(task, FetchItem):
+            if isinstance(task, FetchItem) and not self._superseded(task):
                 yield self._row(task, st.SKIPPED, REASON_TIME_LIMIT)
         self.client.close()
 
@@ -222,6 +225,9 @@ class PartitionFetcher:
         was made."""
         if isinstance(task, RobotsTask):
             return self._fetch_robots(host, task)
+        if self._superseded(task):
+            return None
+        self.tickets.pop(task.url, None)
         if self._refused_before_request(host, task):
             return None
         exchange = self.client.get(task.url, task.conditional_headers())
@@ -233,6 +239,8 @@ class PartitionFetcher:
         )
         if verdict.retry_url and task.attempts < self.conf["fetcher.max.retries.in.round"]:
             self._emit(exchange, None)  # the exchange is archived; the URL tries again
+            if task.origin == ORIGIN_OUTLINK:
+                self.tickets[task.url] = task.level
             self.scheduler.add_first(host, replace(task, attempts=task.attempts + 1))
         else:
             self._emit(exchange, self._result_row(host, task, exchange))
@@ -343,14 +351,19 @@ class PartitionFetcher:
             self.followed += len(new)
         for url in new:
             self.seen.add(url)
+            self.tickets[url] = task.level + 1
             item = FetchItem(
                 url, task.depth + 1, share[0], origin=ORIGIN_OUTLINK, level=task.level + 1
             )
             self.scheduler.add(host, item)
 
+    def _superseded(self, item: FetchItem) -> bool:
+        """A followed link fetched meanwhile at a lower level, through a redirect."""
+        return item.origin == ORIGIN_OUTLINK and item.url not in self.tickets
+
     def _drain(self, host: str, outcome: str, reason: str) -> None:
         for item in self.scheduler.take_remaining(host):
-            if isinstance(item, FetchItem):
+            if isinstance(item, FetchItem) and not self._superseded(item):
                 self._emit(None, self._row(item, outcome, reason))
 
     def _result_row(self, host: str, task: FetchItem, exchange: Exchange) -> dict[str, Any]:
@@ -372,10 +385,15 @@ class PartitionFetcher:
         key = clean(target, self.url_filter)[0] if target else None
         if key is None:
             return None
-        same_host = host_of(key) == host
-        if same_host and task.hops < self.conf["http.redirect.max"] and key not in self.seen:
+        within = host_of(key) == host and task.hops < self.conf["http.redirect.max"]
+        queued_deeper = within and self.tickets.get(key, -1) > task.level
+        if queued_deeper:  # a followed link not fetched yet: fetched now, at this level
+            del self.tickets[key]
+            with self._followed_lock:
+                self.followed -= 1
+        if within and (key not in self.seen or queued_deeper):
             self.seen.add(key)
-            if self.follower.enabled:
+            if self.follower.enabled and not queued_deeper:
                 self.follower.claim(key, host)
             follow = FetchItem(
                 key,

@@ -50,7 +50,9 @@ def test_one_round_reaches_two_link_levels_on_the_seed_hosts_only(followed, web)
     # Host 0's home (level 0) links, in order, to /page/1, /page/2, /private/secret
     # (disallowed: never asked), /old-page, /missing and /data.txt: 6 of its 8. Level 1:
     # /page/2 links to /page/3 and /page/4 (/page/1 only to pages already taken); the
-    # redirect /old-page -> /page/3 finds it taken. Level 2 pages follow nothing.
+    # redirect /old-page -> /page/3 reaches /page/3 at level 1, before its queued level-2
+    # copy, so /page/3 adds /page/6 at level 2, as a crawl in rounds finds it at depth 2.
+    # Level 2 pages follow nothing.
     assert page_paths(hosts[web.site.hosts[0]]) == {
         "/",
         "/page/1",
@@ -60,6 +62,7 @@ def test_one_round_reaches_two_link_levels_on_the_seed_hosts_only(followed, web)
         "/data.txt",
         "/page/3",
         "/page/4",
+        "/page/6",
     }
 
 
@@ -75,6 +78,8 @@ def test_followed_requests_stay_polite_and_archived_once(followed, web, spark):
     )
     origins = {r["origin"] for r in answered.select("origin").collect()}
     assert "outlink" in origins
+    urls = [r["url"] for r in spark.read.format("delta").load(segment.table("fetch")).collect()]
+    assert len(urls) == len(set(urls))  # the copy of /page/3 left in the queue made no row
     expected = sorted(r["url"] for r in answered.select("url").collect())
     assert sorted(warc_page_responses(segment)) == expected
 
@@ -85,8 +90,14 @@ def test_crawldb_holds_the_followed_pages_and_what_they_link_to(followed, web):
     base0, base1 = web.site.base(0), web.site.base(1)
     page4 = rows[f"{base0}/page/4"]
     assert (page4["status"], page4["depth"], page4["segment"]) == (st.FETCHED, 2, segment)
-    assert rows[f"{base0}/page/6"]["status"] == st.UNFETCHED  # linked from a level-2 page
-    assert rows[f"{base0}/page/6"]["depth"] == 3
+    page6 = rows[f"{base0}/page/6"]  # through the redirect: depth 2, as in rounds
+    assert (page6["status"], page6["depth"]) == (st.FETCHED, 2)
+    assert rows[f"{base0}/page/3"]["depth"] == 1
+    for deeper in ("/page/5", "/page/7"):  # linked from level-2 pages
+        assert (rows[base0 + deeper]["status"], rows[base0 + deeper]["depth"]) == (
+            st.UNFETCHED,
+            3,
+        )
     assert rows[f"{base1}/page/1"]["status"] == st.UNFETCHED  # another host: next round
     assert rows[f"{base0}/private/secret"]["reason"] == st.REASON_ROBOTS_DENIED
     assert rows[f"{base0}/old-page"]["redirect_to"] == f"{base0}/page/3"

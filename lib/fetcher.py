@@ -125,7 +125,7 @@ class PartitionFetcher:
         self.robots: dict[str, RobotsRules] = {}
         self.seen: set[str] = set()
         self.sitemaps: dict[str, int] = {}  # sitemaps queued per host this round
-        self.follower = OutlinkFollower(conf)
+        self.follower = OutlinkFollower(conf, self.url_filter)
         self.followed = 0  # links queued by the follower
         # In-round level of each followed URL queued and not yet handled: a redirect that
         # reaches one at a lower level fetches it at once, and the queued item is dropped.
@@ -344,8 +344,10 @@ class PartitionFetcher:
         links, found = self.follower.links(
             task.url, host, task.depth, task.level, exchange.body, headers
         )
+        if not links:
+            return
         # The score share parse and updatedb will give the link (all its links count).
-        share = outlink_shares(task.score, host, [host] * found, self.conf)[:1]
+        share = outlink_shares(task.score, host, [host] * found, self.conf)[0]
         new = [url for url in links if url not in self.seen]
         with self._followed_lock:
             self.followed += len(new)
@@ -353,7 +355,7 @@ class PartitionFetcher:
             self.seen.add(url)
             self.tickets[url] = task.level + 1
             item = FetchItem(
-                url, task.depth + 1, share[0], origin=ORIGIN_OUTLINK, level=task.level + 1
+                url, task.depth + 1, share, origin=ORIGIN_OUTLINK, level=task.level + 1
             )
             self.scheduler.add(host, item)
 

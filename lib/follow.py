@@ -26,13 +26,14 @@ from typing import Any
 from lib.parse import followable_links
 from lib.traps import url_pattern
 from lib.urlfilter import UrlFilter
-from lib.urls import UrlNormalizer, host_of
+from lib.urls import host_of
 
 
 class OutlinkFollower:
     """Chooses the links of a fetched page to fetch in the same task."""
 
-    def __init__(self, conf: Mapping[str, Any]):
+    def __init__(self, conf: Mapping[str, Any], url_filter: UrlFilter):
+        """``url_filter``: the fetch task's own (links are filtered as parse filters them)."""
         self.conf = conf
         self.levels = conf["fetcher.follow.outlinks.depth"]
         self.num_links = conf["fetcher.follow.outlinks.num.links"]
@@ -40,8 +41,8 @@ class OutlinkFollower:
         self.max_depth = conf["db.max.depth"]
         self.host_cap = conf["db.max.urls.per.host"]
         self.pattern_cap = conf["db.max.urls.per.pattern"]
-        self.url_filter = UrlFilter(conf)
-        self.normalizer = UrlNormalizer(conf)
+        self.url_filter = url_filter
+        self.normalizer = url_filter.normalizer
         self.keys: set[str] = set()  # dedup keys of the task's URLs
         self.per_host: Counter = Counter()
         self.per_pattern: Counter = Counter()

@@ -2,6 +2,7 @@
 
 from lib.config import load_config
 from lib.follow import OutlinkFollower
+from lib.urlfilter import UrlFilter
 
 HOST = "site.example"
 PAGE = f"http://{HOST}/"
@@ -9,7 +10,8 @@ HTML = {"content-type": "text/html"}
 
 
 def follower(*settings: str) -> OutlinkFollower:
-    return OutlinkFollower(load_config(overrides=["fetcher.follow.outlinks.depth=3", *settings]))
+    conf = load_config(overrides=["fetcher.follow.outlinks.depth=3", *settings])
+    return OutlinkFollower(conf, UrlFilter(conf))
 
 
 def page(*hrefs: str, head: str = "") -> bytes:

@@ -1,23 +1,29 @@
 """Callbacks: when every URL of a job is final, its ``callback_url`` gets one POST of the
 job's status (JSON), retried with doubling delays up to ``api.callback.max.attempts``.
 
-The target must pass the fetcher's address rules (``lib.resolver.refusal``: no
-loopback, private, link-local ... unless ``fetcher.allow.private.networks``), checked on
-the resolved address, so that the API cannot be turned against the network it runs in.
+The target must pass the fetcher's address rules (``lib.resolver``: no loopback, private,
+link-local ... unless ``fetcher.allow.private.networks``), so that the API cannot be
+turned against the network it runs in. As in the fetcher, the rule is checked on the
+address the socket connects to, so a name that resolves to an allowed address when
+checked and to a refused one when called (DNS rebinding) is refused too.
 A delivered or abandoned callback is recorded in ``api/callbacks`` and not sent again.
 """
 
 from __future__ import annotations
 
-import socket
+import json
 import threading
 import time
 from urllib.parse import urlsplit
 
-import requests
+from urllib3.exceptions import HTTPError
 
 from lib.apijobs import retry_delay
-from lib.resolver import refusal
+from lib.http import guarded_pool_manager, user_agent
+from lib.resolver import AddressRefused, Resolver
+
+CALLBACK_HOSTS_KEPT = 16  # callback hosts whose keep-alive connection is kept
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class CallbackSender:
@@ -29,6 +35,14 @@ class CallbackSender:
         self.status_of = status_of
         self.attempts: dict[str, int] = {}
         self.next_try: dict[str, float] = {}
+        self.resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
+        self.pool = guarded_pool_manager(
+            self.resolver,
+            num_pools=CALLBACK_HOSTS_KEPT,
+            timeout=conf["api.callback.timeout"],
+            verify=conf["http.tls.verify"],
+        )
+        self.headers = {"User-Agent": user_agent(conf), "Content-Type": "application/json"}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="callbacks", daemon=True)
 
@@ -69,14 +83,17 @@ class CallbackSender:
         http_status, refused = None, self._refused(job["callback_url"])
         if refused is None:
             try:
-                answer = requests.post(
+                answer = self.pool.request(
+                    "POST",
                     job["callback_url"],
-                    json=payload,
-                    timeout=self.conf["api.callback.timeout"],
-                    allow_redirects=False,
+                    body=json.dumps(payload).encode(),
+                    headers=self.headers,
+                    redirect=False,
                 )
-                http_status = answer.status_code
-            except requests.RequestException:
+                http_status = answer.status
+            except AddressRefused as exc:  # resolved to a refused address when called
+                refused = str(exc)
+            except (HTTPError, OSError):
                 pass
         delivered = http_status is not None and 200 <= http_status < 300
         if delivered or refused or attempt >= self.conf["api.callback.max.attempts"]:
@@ -103,16 +120,10 @@ class CallbackSender:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return f"{url}: not an http(s) URL"
-        if self.conf["fetcher.allow.private.networks"]:
-            return None
         try:
-            answers = socket.getaddrinfo(parts.hostname, parts.port or 80, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            return f"{parts.hostname}: {exc}"
-        for *_, address in answers:
-            reason = refusal(address[0])
-            if reason:
-                return f"{parts.hostname} resolves to a {reason} address ({address[0]})"
+            self.resolver.addresses(parts.hostname, parts.port or DEFAULT_PORTS[parts.scheme])
+        except AddressRefused as exc:
+            return str(exc)
         return None
 
 

@@ -108,6 +108,29 @@ def _guarded(base: type, resolver: Resolver) -> type:
     return GuardedConnection
 
 
+def guarded_pool_manager(
+    resolver: Resolver, num_pools: int, timeout: float, verify: bool
+) -> urllib3.PoolManager:
+    """A urllib3 pool manager, one keep-alive connection per host, that connects only to
+    the addresses ``resolver`` allows: the address is checked when the socket connects,
+    so a name that resolves elsewhere between a check and the request (DNS rebinding)
+    is refused. Nothing is retried or redirected: the caller decides."""
+    pool = urllib3.PoolManager(
+        num_pools=num_pools,
+        maxsize=1,  # one connection per host
+        block=False,
+        retries=False,
+        timeout=urllib3.Timeout(connect=timeout, read=timeout),
+        cert_reqs="CERT_REQUIRED" if verify else "CERT_NONE",
+    )
+    http_pool = type("GuardedHTTPPool", (HTTPConnectionPool,), {})
+    http_pool.ConnectionCls = _guarded(HTTPConnection, resolver)
+    https_pool = type("GuardedHTTPSPool", (HTTPSConnectionPool,), {})
+    https_pool.ConnectionCls = _guarded(HTTPSConnection, resolver)
+    pool.pool_classes_by_scheme = {"http": http_pool, "https": https_pool}
+    return pool
+
+
 class HttpClient:
     """A pooled HTTP/1.1 client for one fetch partition."""
 
@@ -123,22 +146,14 @@ class HttpClient:
             "Accept-Encoding": "gzip, deflate, br",
             "Connection": "keep-alive",
         }
-        verify = conf["http.tls.verify"]
-        self.pool = urllib3.PoolManager(
+        self.pool = guarded_pool_manager(
+            resolver,
             # One pool per host so that keep-alive connections survive the round-robin
             # over hosts; bounded so that a huge partition cannot exhaust file handles.
             num_pools=max(min(hosts, MAX_KEPT_CONNECTIONS), 1),
-            maxsize=1,  # one connection per host
-            block=False,
-            retries=False,
-            timeout=urllib3.Timeout(connect=timeout, read=timeout),
-            cert_reqs="CERT_REQUIRED" if verify else "CERT_NONE",
+            timeout=timeout,
+            verify=conf["http.tls.verify"],
         )
-        http_pool = type("GuardedHTTPPool", (HTTPConnectionPool,), {})
-        http_pool.ConnectionCls = _guarded(HTTPConnection, resolver)
-        https_pool = type("GuardedHTTPSPool", (HTTPSConnectionPool,), {})
-        https_pool.ConnectionCls = _guarded(HTTPSConnection, resolver)
-        self.pool.pool_classes_by_scheme = {"http": http_pool, "https": https_pool}
 
     def get(self, url: str, extra_headers: Mapping[str, str] | None = None) -> Exchange:
         """GET one URL without following redirects."""

@@ -148,6 +148,18 @@ ROBOTS = Table(
     ),
 )
 
+SOFT404 = Table(
+    "soft404",
+    (
+        ("host", "STRING"),  # the key, one row per host
+        ("url", "STRING"),  # the made-up path asked
+        ("probed_at", "TIMESTAMP"),
+        ("http_status", "INT"),  # 200: the host's "not found" page is a soft 404
+        ("content_hash", "STRING"),  # of the answer, as parse computed it
+        ("simhash", "BIGINT"),
+    ),
+)
+
 OUTLINK_TYPE = "STRUCT<url: STRING, anchor: STRING, rel: STRING>"
 
 PARSE = Table(

@@ -24,6 +24,7 @@ from jobs.common import (
 )
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.metrics import record
+from jobs.probe_cache import fresh_probes
 from jobs.progress import PROGRESS_KEY, StageProgress
 from jobs.robots_cache import fresh_robots, store_robots
 from lib.fetcher import (
@@ -65,7 +66,12 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
-    work = with_robots(fetchlist, fresh_robots(spark, data, conf, fetchlist.select("host")))
+    hosts = fetchlist.select("host")
+    work = with_cached(
+        fetchlist,
+        fresh_robots(spark, data, conf, hosts),
+        fresh_probes(spark, data, conf, hosts),
+    )
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
     rows = by_partition(work, fetchlist, segment.summary("generated")["partitions"])
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
@@ -123,34 +129,54 @@ def remove_failed_attempts(segment: Segment) -> None:
             segment.storage.delete(join(segment.warc_dir, name))
 
 
-def with_robots(fetchlist, robots):
-    """The fetch list plus one row per cached robots.txt (``url`` NULL), to be partitioned
-    by host together, so that each task finds its hosts' robots.txt beside their URLs."""
+def with_cached(fetchlist, robots, probed):
+    """The fetch list plus, with ``url`` NULL, one row per cached robots.txt and one per
+    host whose soft-404 probe answer is still fresh (``probed``), partitioned by host
+    together with the list, so that each task finds its hosts' cached facts beside
+    their URLs."""
     from pyspark.sql import functions as F
 
-    listed = fetchlist.select(
-        "url",
+    def nothing(name: str, kind: str):
+        return F.lit(None).cast(kind).alias(name)
+
+    frames = [
+        fetchlist.select(
+            "url",
+            "host",
+            "depth",
+            "score",
+            "etag",
+            "last_modified",
+            nothing("robots_status", "int"),
+            nothing("robots_body", "binary"),
+            nothing("probed", "boolean"),
+        )
+    ]
+    cached = [
+        nothing("url", "string"),
         "host",
-        "depth",
-        "score",
-        "etag",
-        "last_modified",
-        F.lit(None).cast("int").alias("robots_status"),
-        F.lit(None).cast("binary").alias("robots_body"),
-    )
-    if robots is None:
-        return listed
-    cached = robots.select(
-        F.lit(None).cast("string").alias("url"),
-        "host",
-        F.lit(None).cast("int").alias("depth"),
-        F.lit(None).cast("double").alias("score"),
-        F.lit(None).cast("string").alias("etag"),
-        F.lit(None).cast("string").alias("last_modified"),
-        "robots_status",
-        "robots_body",
-    )
-    return listed.unionByName(cached)
+        nothing("depth", "int"),
+        nothing("score", "double"),
+        nothing("etag", "string"),
+        nothing("last_modified", "string"),
+    ]
+    if robots is not None:
+        frames.append(
+            robots.select(*cached, "robots_status", "robots_body", nothing("probed", "boolean"))
+        )
+    if probed is not None:
+        frames.append(
+            probed.select(
+                *cached,
+                nothing("robots_status", "int"),
+                nothing("robots_body", "binary"),
+                F.lit(True).alias("probed"),
+            )
+        )
+    work = frames[0]
+    for frame in frames[1:]:
+        work = work.unionByName(frame)
+    return work
 
 
 def by_partition(work, fetchlist, partitions: int):
@@ -168,12 +194,14 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     """Spark task: fetch one partition, write its WARC file, yield result rows."""
     from pyspark import TaskContext
 
-    items, cache = [], {}
+    items, cache, probed = [], {}, set()
     for row in rows:
-        if row["url"] is None:
-            cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
-        else:
+        if row["url"] is not None:
             items.append(row.asDict())
+        elif row["probed"]:
+            probed.add(row["host"])
+        else:
+            cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
     if not items:
         return
     context = TaskContext.get()
@@ -184,7 +212,7 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
     segment_path = warc_dir.rsplit("/", 1)[0]
     path = join(progress_dir(segment_path), f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
-    fetcher = PartitionFetcher(conf, warc, cache, attempt)
+    fetcher = PartitionFetcher(conf, warc, cache, attempt, probed)
     try:
         for row in fetcher.run(items):
             if row["origin"] in (ORIGIN_FETCHLIST, ORIGIN_OUTLINK):
@@ -254,6 +282,7 @@ SUMMARY_COUNTS = (
     "robots_answers",
     "sitemaps",
     "soft404_templates",
+    "probes",
 )
 
 
@@ -268,6 +297,7 @@ def _count_group(summary: dict, group) -> None:
         return
     if origin == ORIGIN_PROBE:  # a 200 to a made-up path: the host's soft-404 page
         summary["soft404_templates"] += group["ok"] or 0
+        summary["probes"] += rows
         return
     summary["urls"] += rows
     summary["pages"] += rows if outcome == st.SUCCESS else 0

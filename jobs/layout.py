@@ -4,6 +4,7 @@
 
     DIR/crawldb/                      Delta table, one row per normalized URL
     DIR/robots/                       Delta table, the robots.txt cache, one row per host
+    DIR/soft404/                      Delta table, the soft-404 probe answers, one per host
     DIR/metrics/                      Delta table, one row per job run (jobs.metrics)
     DIR/segments/<segment>/fetchlist  Delta table written by generate
     DIR/segments/<segment>/fetch      Delta table written by fetch
@@ -61,6 +62,11 @@ class DataDir:
     def robots(self) -> str:
         """Path of the robots.txt cache Delta table."""
         return join(self.root, "robots")
+
+    @property
+    def soft404(self) -> str:
+        """Path of the soft-404 probe cache Delta table."""
+        return join(self.root, "soft404")
 
     @property
     def segments(self) -> str:

@@ -32,6 +32,7 @@ from jobs.fetch import pages
 from jobs.freshness import freshness
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
 from jobs.metrics import record
+from jobs.probe_cache import soft_404_templates, store_probes
 from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
 from jobs.store import merge_rows, read_crawldb
 from lib.domains import same_site
@@ -155,23 +156,6 @@ def segment_sitemaps(spark, segment: Segment):
     return with_millis(spark.read.format("delta").load(segment.table("sitemaps")), SITEMAPS)
 
 
-def soft_404_templates(spark, segment: Segment):
-    """Per host, the fingerprints of its 200 answer to a path that cannot exist."""
-    from pyspark.sql import functions as F
-
-    probes = (
-        spark.read.format("delta")
-        .load(segment.table("fetch"))
-        .where((F.col("origin") == ORIGIN_PROBE) & (F.col("http_status") == 200))
-    )
-    parsed = spark.read.format("delta").load(segment.table("parse"))
-    return (
-        probes.join(parsed.select("url", "content_hash", "simhash"), "url")
-        .groupBy("host")
-        .agg(F.first("content_hash").alias("_probe_hash"), F.first("simhash").alias("_probe"))
-    )
-
-
 def mark_soft_404(changed, templates, segment: str, distance: int):
     """Pages fetched in ``segment`` that look like their host's soft-404 page become gone."""
     from pyspark.sql import functions as F
@@ -205,9 +189,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     touched, refused, cached = touched_rows(spark, settings, old, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
-    # Segments fetched before the count was kept have no figure: look for templates.
-    if segment.summary("fetched").get("soft404_templates") != 0:
-        templates = soft_404_templates(spark, segment)
+    templates = soft_404_templates(spark, data, segment)
+    if templates is not None:
         distance = settings["dedup.simhash.distance"]
         changed = mark_soft_404(changed, templates, segment.name, distance)
     changed = changed.cache()
@@ -223,6 +206,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
             merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
     old.unpersist()
+    # Segments fetched before the count was kept have no figure: look for probes.
+    if segment.summary("fetched").get("probes") != 0:
+        store_probes(spark, data, segment)
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]

@@ -29,7 +29,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -111,10 +111,13 @@ class PartitionFetcher:
         warc: WarcFile | None,
         robots_cache: Mapping[str, CachedRobots] | None = None,
         attempt: int = 0,
+        probed_hosts: Collection[str] = (),
     ):
+        """``probed_hosts``: hosts whose soft-404 probe answer is still cached (not asked)."""
         self.conf = conf
         self.warc = warc
         self.robots_cache = robots_cache or {}
+        self.probed_hosts = probed_hosts
         self.attempt = attempt
         self.threads = conf["fetcher.threads.fetch"]
         self.resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
@@ -204,7 +207,7 @@ class PartitionFetcher:
     def _add_probe(self, host: str, origin: str) -> None:
         """Queue one request for a path that cannot exist: a host answering it with 200 shows
         its soft-404 page, which updatedb then recognises among the host's pages."""
-        if self.conf["fetcher.soft404.probe"]:
+        if self.conf["fetcher.soft404.probe"] and host not in self.probed_hosts:
             probe = f"{origin}/trawl-probe-{secrets.token_hex(8)}"
             self.scheduler.add(host, FetchItem(probe, 0, 0.0, origin=ORIGIN_PROBE))
 

@@ -1,0 +1,97 @@
+"""The soft-404 probe cache beside the crawldb (``DIR/soft404``, one row per host).
+
+The fetcher asks a host for a path that cannot exist to learn its "not found" page
+(``fetcher.soft404.probe``). The answer changes rarely, so it is kept here by updatedb,
+with the fingerprints parse computed for it, and a fetch round does not probe a host
+again while its answer is younger than ``fetcher.soft404.probe.ttl``: a recrawl in
+hourly rounds sends one probe a host a day, not one a round. updatedb takes a host's
+template from the segment when the segment probed it, else from this cache.
+"""
+
+from __future__ import annotations
+
+from crawldb.schema import SOFT404
+from jobs.common import delta_commit_message, now_ms
+from jobs.layout import DataDir, Segment
+from lib.fetcher import ORIGIN_PROBE
+
+
+def fresh_probes(spark, data: DataDir, conf, hosts):
+    """The hosts of the DataFrame ``hosts`` whose cached probe answer is still fresh
+    (column ``host``), or None when nothing can be."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    ttl = conf["fetcher.soft404.probe.ttl"]
+    if not conf["fetcher.soft404.probe"] or ttl <= 0:
+        return None
+    if not DeltaTable.isDeltaTable(spark, data.soft404):
+        return None
+    oldest = now_ms() - ttl * 1000
+    table = spark.read.format("delta").load(data.soft404)
+    fresh = table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
+    return fresh.join(hosts, "host", "left_semi")
+
+
+def segment_probes(spark, segment: Segment):
+    """The segment's answered probes, one row per host, with parse's fingerprints of the
+    answer (NULL when parse kept none), as the cache stores them."""
+    from pyspark.sql import functions as F
+
+    probes = (
+        spark.read.format("delta")
+        .load(segment.table("fetch"))
+        .where((F.col("origin") == ORIGIN_PROBE) & F.col("http_status").isNotNull())
+        .select("url", "host", F.col("fetched_at").alias("probed_at"), "http_status")
+    )
+    parsed = spark.read.format("delta").load(segment.table("parse"))
+    fingerprints = parsed.select("url", "content_hash", "simhash")
+    return probes.join(fingerprints, "url", "left").dropDuplicates(["host"]).select(*SOFT404.names)
+
+
+def soft_404_templates(spark, data: DataDir, segment: Segment):
+    """Per host, the fingerprints of its 200 answer to a path that cannot exist
+    (``_probe_hash``, ``_probe``): the segment's own probe where it made one, else the
+    cached answer. None when no host has such a template."""
+    from pyspark.sql import functions as F
+
+    # Segments fetched before the count was kept have no figure: look for templates.
+    in_segment = segment.summary("fetched").get("soft404_templates") != 0
+    cached = cached_templates(spark, data)
+    if not in_segment and cached is None:
+        return None
+    answers = segment_probes(spark, segment)
+    if cached is not None:
+        answers = answers.unionByName(cached.join(answers.select("host"), "host", "left_anti"))
+    return answers.where(F.col("http_status") == 200).select(
+        "host", F.col("content_hash").alias("_probe_hash"), F.col("simhash").alias("_probe")
+    )
+
+
+def cached_templates(spark, data: DataDir):
+    """The cache's rows of hosts that answered the probe with 200, or None if none did."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    if not DeltaTable.isDeltaTable(spark, data.soft404):
+        return None
+    table = spark.read.format("delta").load(data.soft404).select(*SOFT404.names)
+    templates = table.where(F.col("http_status") == 200)
+    return templates if templates.limit(1).count() else None
+
+
+def store_probes(spark, data: DataDir, segment: Segment) -> None:
+    """Merge the segment's probe answers into the cache (newer answers replace older)."""
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, data.soft404):
+        spark.createDataFrame([], SOFT404.ddl).write.format("delta").save(data.soft404)
+    with delta_commit_message(spark, f"trawl updatedb soft-404 cache segment={segment.name}"):
+        (
+            DeltaTable.forPath(spark, data.soft404)
+            .alias("t")
+            .merge(segment_probes(spark, segment).alias("s"), "t.host = s.host")
+            .whenMatchedUpdateAll(condition="s.probed_at >= t.probed_at")
+            .whenNotMatchedInsertAll()
+            .execute()
+        )

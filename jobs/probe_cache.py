@@ -49,12 +49,15 @@ def segment_probes(spark, segment: Segment):
     return probes.join(fingerprints, "url", "left").dropDuplicates(["host"]).select(*SOFT404.names)
 
 
-def soft_404_templates(spark, data: DataDir, segment: Segment):
+def soft_404_templates(spark, conf, data: DataDir, segment: Segment):
     """Per host, the fingerprints of its 200 answer to a path that cannot exist
     (``_probe_hash``, ``_probe``): the segment's own probe where it made one, else the
-    cached answer. None when no host has such a template."""
+    cached answer. None when no host has such a template, or probing is off (then the
+    cache's older answers are not used either)."""
     from pyspark.sql import functions as F
 
+    if not conf["fetcher.soft404.probe"]:
+        return None
     # Segments fetched before the count was kept have no figure: look for templates.
     in_segment = segment.summary("fetched").get("soft404_templates") != 0
     cached = cached_templates(spark, data)

@@ -189,7 +189,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     touched, refused, cached = touched_rows(spark, settings, old, segment)
     merge = partial(_merge, settings, segment.name, now_ms())
     changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
-    templates = soft_404_templates(spark, data, segment)
+    templates = soft_404_templates(spark, settings, data, segment)
     if templates is not None:
         distance = settings["dedup.simhash.distance"]
         changed = mark_soft_404(changed, templates, segment.name, distance)

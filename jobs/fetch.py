@@ -136,47 +136,24 @@ def with_cached(fetchlist, robots, probed):
     their URLs."""
     from pyspark.sql import functions as F
 
-    def nothing(name: str, kind: str):
-        return F.lit(None).cast(kind).alias(name)
-
-    frames = [
-        fetchlist.select(
-            "url",
-            "host",
-            "depth",
-            "score",
-            "etag",
-            "last_modified",
-            nothing("robots_status", "int"),
-            nothing("robots_body", "binary"),
-            nothing("probed", "boolean"),
-        )
-    ]
-    cached = [
-        nothing("url", "string"),
+    listed = fetchlist.select(
+        "url",
         "host",
-        nothing("depth", "int"),
-        nothing("score", "double"),
-        nothing("etag", "string"),
-        nothing("last_modified", "string"),
-    ]
+        "depth",
+        "score",
+        "etag",
+        "last_modified",
+        F.lit(None).cast("int").alias("robots_status"),
+        F.lit(None).cast("binary").alias("robots_body"),
+        F.lit(None).cast("boolean").alias("probed"),
+    )
+    # The cached rows give only their own columns; the union fills the rest with NULL.
     if robots is not None:
-        frames.append(
-            robots.select(*cached, "robots_status", "robots_body", nothing("probed", "boolean"))
-        )
+        listed = listed.unionByName(robots, allowMissingColumns=True)
     if probed is not None:
-        frames.append(
-            probed.select(
-                *cached,
-                nothing("robots_status", "int"),
-                nothing("robots_body", "binary"),
-                F.lit(True).alias("probed"),
-            )
-        )
-    work = frames[0]
-    for frame in frames[1:]:
-        work = work.unionByName(frame)
-    return work
+        hosts = probed.select("host", F.lit(True).alias("probed"))
+        listed = listed.unionByName(hosts, allowMissingColumns=True)
+    return listed
 
 
 def by_partition(work, fetchlist, partitions: int):

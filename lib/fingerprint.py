@@ -9,6 +9,10 @@ the 64-bit value is stored as a signed BIGINT (two's complement) so that Spark's
 as 64 bits, a bit set when more than half of the features set it), computed with one
 numpy pass over all digests instead of the package's per-feature loop; a test checks it
 is bit-identical to ``simhash.Simhash`` on the same features.
+
+A page that names its own address ("We could not find /a/b on this site") is
+fingerprinted without it (``without_own_address``): two such pages are the same page, and
+a host's "not found" page must match its answer to the soft-404 probe's random path.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from urllib.parse import unquote, urlsplit
 
 import numpy as np
 from simhash import Simhash
@@ -38,6 +43,19 @@ _CHUNK = 32_768  # shingles hashed per numpy pass: ~10 MB of blocks, fits the ca
 def content_hash(body: bytes) -> str:
     """SHA-256 of the body, as 64 hex digits."""
     return hashlib.sha256(body).hexdigest()
+
+
+def without_own_address(text: str | None, url: str) -> str | None:
+    """The text with the page's own URL, and its path (with and without the query, as
+    sent and %-decoded), removed where the text names them; a root path ``/`` is kept."""
+    if not text:
+        return text
+    parts = urlsplit(url)
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    names = {url, target, parts.path, unquote(url), unquote(target), unquote(parts.path)}
+    for name in sorted((n for n in names if len(n) > 1), key=len, reverse=True):
+        text = text.replace(name, " ")
+    return text
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> list[str]:

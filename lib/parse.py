@@ -23,7 +23,7 @@ from lxml import etree
 
 from lib import pagemeta
 from lib.encoding import decide_encoding
-from lib.fingerprint import content_hash, simhash64_many
+from lib.fingerprint import content_hash, simhash64_many, without_own_address
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import resolve
 
@@ -84,14 +84,18 @@ def parse_page(
 
 def parse_pages(pages: Sequence[tuple], conf: Mapping[str, Any]) -> list[ParseResult]:
     """Parse a batch of ``(url, body, content_type, headers)``; the SimHashes of the
-    batch are computed together, in one vectorised pass (``simhash64_many``).
+    batch are computed together, in one vectorised pass (``simhash64_many``), each
+    without the page's own address where its text names it.
 
     ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
     fingerprints are still computed, for de-duplication); ``nofollow`` drops the outlinks.
     """
     url_filter = UrlFilter(conf)
     parsed = [_parse_one(*page, conf=conf, url_filter=url_filter) for page in pages]
-    values = simhash64_many([text for _, text in parsed])
+    texts = [
+        without_own_address(text, page[0]) for page, (_, text) in zip(pages, parsed, strict=True)
+    ]
+    values = simhash64_many(texts)
     for (result, _), value in zip(parsed, values, strict=True):
         result.simhash = value
     return [result for result, _ in parsed]

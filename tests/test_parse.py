@@ -169,3 +169,33 @@ def test_random_bytes_and_random_html_never_crash_the_parser():
         kind = rng.choice(["text/html", "text/html; charset=utf-16", None, "application/xhtml+xml"])
         result = parse_page("http://e.com/p", body, kind, CONF)
         assert result.status in ("success", "failed", "not_html"), case
+
+
+def _not_found_page(path: str) -> bytes:
+    words = " ".join(f"w{i % 97} x{i % 89}" for i in range(300))
+    return (
+        f"<html><title>Sorry</title><p>We could not find {path} on this site. "
+        f"Try <a href='http://h.test{path}?again'>http://h.test{path}?again</a>. {words}</p>"
+    ).encode()
+
+
+def test_a_page_naming_its_own_address_is_fingerprinted_without_it():
+    # A "not found" page that names the path asked for: the soft-404 probe's random path
+    # and a missing page's path must give the same SimHash, else the page is not
+    # recognised as the host's "not found" page (updatedb, fetcher.soft404.probe).
+    probe = parse_page(
+        "http://h.test/trawl-probe-3f9c2a1b",
+        _not_found_page("/trawl-probe-3f9c2a1b"),
+        "text/html",
+        CONF,
+    )
+    page = parse_page(
+        "http://h.test/gone%20later", _not_found_page("/gone later"), "text/html", CONF
+    )
+    assert probe.simhash == page.simhash
+    assert probe.content_hash != page.content_hash
+    assert "trawl-probe-3f9c2a1b" in probe.text  # only the fingerprint leaves it out
+    other = parse_page(
+        "http://h.test/gone later", _not_found_page("/another/path"), "text/html", CONF
+    )
+    assert other.simhash != page.simhash

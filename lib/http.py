@@ -96,6 +96,7 @@ def _guarded(base: type, resolver: Resolver) -> type:
                     sock.settimeout(self.timeout)
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     sock.connect(sockaddr)
+                    self.trawl_peer = sockaddr[0]  # the WARC-IP-Address of its responses
                     return sock
                 except TimeoutError as exc:
                     sock.close()
@@ -274,7 +275,5 @@ def classify_error(exc: BaseException) -> tuple[str, str]:
 
 
 def _peer(response) -> str | None:
-    try:
-        return response.connection.sock.getpeername()[0]
-    except (AttributeError, OSError):
-        return None
+    """The address the response came from, as the connection recorded it when it connected."""
+    return getattr(response.connection, "trawl_peer", None)

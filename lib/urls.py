@@ -145,7 +145,10 @@ def host_of(url: str) -> str:
 
 
 def scheme_of(url: str) -> str:
-    """Scheme of a URL without the colon, in lower case."""
+    """Scheme of a URL without the colon, in lower case. Read straight from a URL that
+    starts ``http://`` or ``https://`` (every URL the fetcher queues); parsed otherwise."""
+    if url.startswith(("http://", "https://")):
+        return url[: url.index(":")]
     return URL(url).protocol.rstrip(":")
 
 

@@ -112,3 +112,7 @@ def test_warc_has_a_response_per_answered_request(fetched):
                 handle.seek(row["warc_offset"])
                 record = next(iter(ArchiveIterator(handle)))
                 assert record.rec_headers.get_header("WARC-Target-URI") == url
+                # each test host is its own loopback address: the one connected to
+                address = url.split("//", 1)[1].split(":", 1)[0]
+                assert record.rec_headers.get_header("WARC-IP-Address") == address
+                assert row["ip"] == address

@@ -7,8 +7,8 @@ Time comes from an injected clock so the rules can be tested without sleeping.
 
 Threads are woken one at a time: a host becoming ready wakes one waiting thread, and a
 thread that takes a host wakes the next to watch the following one. Waking all of them
-on every change cost each request a wake-up of every idle thread (16 by default), most of
-the scheduler's CPU when hosts answer in a millisecond.
+on every change cost each request a wake-up of every idle thread (16 by default), each
+taking the lock to find nothing to do.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ ratios. Run on demand: ``.venv/bin/python tests/benchmarks/bench_fetch.py [--hos
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -134,6 +135,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=50, help="fetcher.threads.fetch")
     parser.add_argument("--skip-scrapy", action="store_true")
     args = parser.parse_args()
+    if not args.skip_scrapy and importlib.util.find_spec("scrapy") is None:
+        # Found out now, not after the Trawl crawls have run for many minutes.
+        parser.error("Scrapy is missing: .venv/bin/pip install -e .[bench] (or --skip-scrapy)")
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-"))
     web, seeds = start_web(work, args.hosts, args.pages)
     PORT[0] = seeds[0].rsplit(":", 1)[1].strip("/")

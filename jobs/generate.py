@@ -98,7 +98,8 @@ def count_key(conf):
     if mode == "host":
         return F.col("host")
     if mode == "domain":
-        return F.udf(registered_domain, "string")(F.col("host"))
+        # useArrow given: else PySpark looks for a pandas UDF type in the hints, and warns
+        return F.udf(registered_domain, "string", useArrow=False)(F.col("host"))
     raise ValueError(f"generate.count.mode must be host or domain, not {mode!r}")
 
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from crawldb.schema import Table
+from jobs import write_behind
 from jobs.layout import DataDir
 from jobs.lock import DataDirLock, LockedError
 from lib.config import Config, ConfigError, load_config
@@ -86,11 +87,21 @@ def _run(name: str, conf: Config, args, run: Callable) -> int:
     try:
         spark = build_spark(name, conf, args.master)
         result = run(spark, conf, args)
+        write_behind.wait()
     except Exception:
         traceback.print_exc()
+        _wait_for_side_writes()
         print(f"{name}: failed (exit code {EXIT_FAILED})", file=sys.stderr)
         return EXIT_FAILED
     return result if isinstance(result, int) else 0
+
+
+def _wait_for_side_writes() -> None:
+    """After a failure: let the side writes end before the lock is released."""
+    try:
+        write_behind.wait()
+    except Exception:
+        traceback.print_exc()
 
 
 def build_spark(name: str, conf: Config, master: str | None = None):
@@ -185,7 +196,7 @@ def row_dict(row) -> dict | None:
 def delta_commit_message(spark, message: str):
     """Label the Delta commits made inside the block (``userMetadata`` in the history),
     and the Spark jobs that make them (their description in the UI and event log)."""
-    key = "spark.databricks.delta.commitInfo.userMetadata"
+    key = write_behind.COMMIT_LABEL
     spark.conf.set(key, message)
     spark.sparkContext.setJobDescription(message)
     try:

@@ -14,6 +14,7 @@ from functools import partial
 from crawldb import status as st
 from crawldb.partitioning import skew
 from crawldb.schema import FETCH
+from jobs import write_behind
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
@@ -82,11 +83,11 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
     summary = fetch_summary(spark, segment, clock.seconds)
-    table = spark.read.format("delta").load(segment.table("fetch"))
     if summary["robots_answers"]:
-        store_robots(spark, data, table)
+        write_behind.later(spark, "robots", store_robots, data, segment.table("fetch"))
     segment.mark("fetched", summary)
-    record(spark, data.root, "fetch", segment.name, summary, host_stats(table))
+    stats = partial(_host_stats_of, segment.table("fetch"))
+    record(spark, data.root, "fetch", segment.name, summary, stats)
     progress(
         "fetch",
         [
@@ -283,6 +284,10 @@ def _count_group(summary: dict, group) -> None:
     for key, name in (("outcomes", outcome), ("reasons", group["reason"])):
         if name is not None:
             summary[key][name] = summary[key].get(name, 0) + rows
+
+
+def _host_stats_of(path: str, spark):
+    return host_stats(spark.read.format("delta").load(path))
 
 
 def host_stats(table):

@@ -16,6 +16,7 @@ notebook show round by round::
 from __future__ import annotations
 
 from crawldb.schema import Table
+from jobs import write_behind
 from jobs.common import delta_commit_message, now_ms
 from lib.storage import join
 
@@ -58,19 +59,27 @@ def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
 
 
 def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts=None) -> None:
-    """Write one job run's figures to the metrics table (``hosts``: a DataFrame of
-    ``HOST_STATS_TYPE`` rows, or None)."""
+    """Append one job run's figures to the metrics table, in the background
+    (``jobs.write_behind``). ``hosts``: None, or ``hosts(session)``, a DataFrame of
+    ``HOST_STATS_TYPE`` rows built from that session."""
+    seconds = float(summary.get("seconds") or 0.0)
+    fields = (job, segment, now_ms(), seconds, flatten(summary))
+    write_behind.later(spark, "metrics", _append, root, fields, hosts)
+
+
+def _append(spark, root: str, fields: tuple, hosts) -> None:
     from pyspark.sql import functions as F
 
-    figures = flatten(summary)
+    job, segment = fields[:2]
     row = spark.createDataFrame(
-        [(job, segment, now_ms(), float(summary.get("seconds") or 0.0), figures)],
+        [fields],
         "job STRING, segment STRING, finished BIGINT, seconds DOUBLE, figures MAP<STRING, DOUBLE>",
     ).withColumn("finished", F.timestamp_millis("finished"))
     if hosts is None:
         row = row.withColumn("hosts", F.lit(None).cast(f"ARRAY<{HOST_STATS_TYPE}>"))
     else:
-        collected = hosts.select(F.collect_list(F.struct(*hosts.columns)).alias("hosts"))
+        stats = hosts(spark)
+        collected = stats.select(F.collect_list(F.struct(*stats.columns)).alias("hosts"))
         row = row.crossJoin(collected.select(F.col("hosts").cast(f"ARRAY<{HOST_STATS_TYPE}>")))
     with delta_commit_message(spark, f"trawl metrics {job} segment={segment}"):
         row.write.format("delta").mode("append").save(metrics_path(root))
@@ -83,6 +92,7 @@ def read_metrics(spark, root: str):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    write_behind.wait("metrics")  # this job's own rows
     path = metrics_path(root)
     if not DeltaTable.isDeltaTable(spark, path):
         return None

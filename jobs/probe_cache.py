@@ -11,6 +11,7 @@ template from the segment when the segment probed it, else from this cache.
 from __future__ import annotations
 
 from crawldb.schema import SOFT404
+from jobs import write_behind
 from jobs.common import delta_commit_message, now_ms
 from jobs.layout import DataDir, Segment
 from lib.fetcher import ORIGIN_PROBE
@@ -25,6 +26,7 @@ def fresh_probes(spark, data: DataDir, conf, hosts):
     ttl = conf["fetcher.soft404.probe.ttl"]
     if not conf["fetcher.soft404.probe"] or ttl <= 0:
         return None
+    write_behind.wait("soft404")  # the last round's answers
     if not DeltaTable.isDeltaTable(spark, data.soft404):
         return None
     oldest = now_ms() - ttl * 1000
@@ -76,6 +78,7 @@ def cached_templates(spark, data: DataDir):
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
+    write_behind.wait("soft404")  # the last round's answers
     if not DeltaTable.isDeltaTable(spark, data.soft404):
         return None
     table = spark.read.format("delta").load(data.soft404).select(*SOFT404.names)
@@ -84,16 +87,21 @@ def cached_templates(spark, data: DataDir):
 
 
 def store_probes(spark, data: DataDir, segment: Segment) -> None:
-    """Merge the segment's probe answers into the cache (newer answers replace older)."""
+    """Merge the segment's probe answers into the cache (newer answers replace older;
+    the first answers make its first version)."""
     from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
 
-    if not DeltaTable.isDeltaTable(spark, data.soft404):
-        spark.createDataFrame([], SOFT404.ddl).write.format("delta").save(data.soft404)
+    answers = segment_probes(spark, segment)
+    answers = answers.select(*[F.col(name).cast(kind) for name, kind in SOFT404.columns])
     with delta_commit_message(spark, f"trawl updatedb soft-404 cache segment={segment.name}"):
+        if not DeltaTable.isDeltaTable(spark, data.soft404):
+            answers.write.format("delta").mode("errorifexists").save(data.soft404)
+            return
         (
             DeltaTable.forPath(spark, data.soft404)
             .alias("t")
-            .merge(segment_probes(spark, segment).alias("s"), "t.host = s.host")
+            .merge(answers.alias("s"), "t.host = s.host")
             .whenMatchedUpdateAll(condition="s.probed_at >= t.probed_at")
             .whenNotMatchedInsertAll()
             .execute()

@@ -9,6 +9,7 @@ kept, so that it is asked again next round). RFC 9309 asks for no more than 24 h
 from __future__ import annotations
 
 from crawldb.schema import ROBOTS
+from jobs import write_behind
 from jobs.common import delta_commit_message, now_ms
 from jobs.layout import DataDir
 from lib.fetcher import ORIGIN_ROBOTS
@@ -21,6 +22,7 @@ def fresh_robots(spark, data: DataDir, conf, hosts):
     from pyspark.sql import functions as F
 
     ttl = conf["robots.cache.ttl"]
+    write_behind.wait("robots")  # the last round's answers
     if ttl <= 0 or not DeltaTable.isDeltaTable(spark, data.robots):
         return None
     oldest = now_ms() - ttl * 1000
@@ -31,21 +33,25 @@ def fresh_robots(spark, data: DataDir, conf, hosts):
     )
 
 
-def store_robots(spark, data: DataDir, fetched) -> None:
-    """Merge the robots.txt answers of a fetch table into the cache."""
+def store_robots(spark, data: DataDir, fetch_table: str) -> None:
+    """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache
+    (the first answers make its first version)."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
+    fetched = spark.read.format("delta").load(fetch_table)
     answers = fetched.where(
         (F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500)
-    ).select(*ROBOTS.names)
-    if not DeltaTable.isDeltaTable(spark, data.robots):
-        spark.createDataFrame([], ROBOTS.ddl).write.format("delta").save(data.robots)
+    ).select(*[F.col(name).cast(kind) for name, kind in ROBOTS.columns])
+    answers = answers.dropDuplicates(["host"])
     with delta_commit_message(spark, "trawl fetch robots cache"):
+        if not DeltaTable.isDeltaTable(spark, data.robots):
+            answers.write.format("delta").mode("errorifexists").save(data.robots)
+            return
         (
             DeltaTable.forPath(spark, data.robots)
             .alias("t")
-            .merge(answers.dropDuplicates(["host"]).alias("s"), "t.host = s.host")
+            .merge(answers.alias("s"), "t.host = s.host")
             .whenMatchedUpdateAll()
             .whenNotMatchedInsertAll()
             .execute()

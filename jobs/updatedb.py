@@ -16,6 +16,7 @@ from crawldb import status as st
 from crawldb.merge import site_canonical, update_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from crawldb.scoring import outlink_shares
+from jobs import write_behind
 from jobs.admission import admit
 from jobs.common import (
     Stopwatch,
@@ -208,7 +209,7 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     old.unpersist()
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
-        store_probes(spark, data, segment)
+        write_behind.later(spark, "soft404", store_probes, data, segment)
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]

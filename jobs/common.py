@@ -206,6 +206,29 @@ def delta_commit_message(spark, message: str):
         spark.sparkContext.setJobDescription(None)
 
 
+def upsert_by_host(spark, path: str, rows, table: Table, message: str, newer=None) -> None:
+    """Merge per-host ``rows`` (cast to ``table``'s columns) into the Delta table at
+    ``path``, one commit labelled ``message``: a host's row replaces the old one (when
+    the SQL condition ``newer`` holds, if given), a new host's is inserted. The first
+    rows make the table's first version (one write, not an empty table and a MERGE)."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    rows = rows.select(*[F.col(name).cast(kind) for name, kind in table.columns])
+    with delta_commit_message(spark, message):
+        if not DeltaTable.isDeltaTable(spark, path):
+            rows.write.format("delta").mode("errorifexists").save(path)
+            return
+        (
+            DeltaTable.forPath(spark, path)
+            .alias("t")
+            .merge(rows.alias("s"), "t.host = s.host")
+            .whenMatchedUpdateAll(condition=newer)
+            .whenNotMatchedInsertAll()
+            .execute()
+        )
+
+
 class Stopwatch:
     """Elapsed seconds since creation."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from crawldb.schema import SOFT404
 from jobs import write_behind
-from jobs.common import delta_commit_message, now_ms
+from jobs.common import now_ms, upsert_by_host
 from jobs.layout import DataDir, Segment
 from lib.fetcher import ORIGIN_PROBE
 
@@ -87,22 +87,7 @@ def cached_templates(spark, data: DataDir):
 
 
 def store_probes(spark, data: DataDir, segment: Segment) -> None:
-    """Merge the segment's probe answers into the cache (newer answers replace older;
-    the first answers make its first version)."""
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
-
+    """Merge the segment's probe answers into the cache (newer answers replace older)."""
+    message = f"trawl updatedb soft-404 cache segment={segment.name}"
     answers = segment_probes(spark, segment)
-    answers = answers.select(*[F.col(name).cast(kind) for name, kind in SOFT404.columns])
-    with delta_commit_message(spark, f"trawl updatedb soft-404 cache segment={segment.name}"):
-        if not DeltaTable.isDeltaTable(spark, data.soft404):
-            answers.write.format("delta").mode("errorifexists").save(data.soft404)
-            return
-        (
-            DeltaTable.forPath(spark, data.soft404)
-            .alias("t")
-            .merge(answers.alias("s"), "t.host = s.host")
-            .whenMatchedUpdateAll(condition="s.probed_at >= t.probed_at")
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
+    upsert_by_host(spark, data.soft404, answers, SOFT404, message, "s.probed_at >= t.probed_at")

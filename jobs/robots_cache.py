@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from crawldb.schema import ROBOTS
 from jobs import write_behind
-from jobs.common import delta_commit_message, now_ms
+from jobs.common import now_ms, upsert_by_host
 from jobs.layout import DataDir
 from lib.fetcher import ORIGIN_ROBOTS
 from lib.robots import RobotsRules
@@ -34,28 +34,13 @@ def fresh_robots(spark, data: DataDir, conf, hosts):
 
 
 def store_robots(spark, data: DataDir, fetch_table: str) -> None:
-    """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache
-    (the first answers make its first version)."""
-    from delta.tables import DeltaTable
+    """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache."""
     from pyspark.sql import functions as F
 
     fetched = spark.read.format("delta").load(fetch_table)
-    answers = fetched.where(
-        (F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500)
-    ).select(*[F.col(name).cast(kind) for name, kind in ROBOTS.columns])
+    answers = fetched.where((F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500))
     answers = answers.dropDuplicates(["host"])
-    with delta_commit_message(spark, "trawl fetch robots cache"):
-        if not DeltaTable.isDeltaTable(spark, data.robots):
-            answers.write.format("delta").mode("errorifexists").save(data.robots)
-            return
-        (
-            DeltaTable.forPath(spark, data.robots)
-            .alias("t")
-            .merge(answers.alias("s"), "t.host = s.host")
-            .whenMatchedUpdateAll()
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
+    upsert_by_host(spark, data.robots, answers, ROBOTS, "trawl fetch robots cache")
 
 
 def host_pauses(spark, data: DataDir, conf, hosts):

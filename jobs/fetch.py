@@ -67,14 +67,11 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
-    hosts = fetchlist.select("host")
-    work = with_cached(
-        fetchlist,
-        fresh_robots(spark, data, conf, hosts),
-        fresh_probes(spark, data, conf, hosts),
-    )
+    partitions = segment.summary("generated")["partitions"]
+    fetchlist = with_partition(fetchlist, partitions)
+    work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
-    rows = by_partition(work, fetchlist, segment.summary("generated")["partitions"])
+    rows = by_partition(work, partitions)
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
     total = segment.summary("generated")["urls"]
     watch = StageProgress("fetch", "URLs", fetch_progress(segment, total), conf[PROGRESS_KEY])
@@ -130,11 +127,22 @@ def remove_failed_attempts(segment: Segment) -> None:
             segment.storage.delete(join(segment.warc_dir, name))
 
 
+def with_partition(fetchlist, partitions: int):
+    """The fetch list with the ``partition`` generate chose for each host (balanced by
+    expected fetch time); a fetch list written before partitioning is hashed by host."""
+    from pyspark.sql import functions as F
+
+    if "partition" in fetchlist.columns:
+        return fetchlist
+    return fetchlist.withColumn("partition", F.pmod(F.xxhash64("host"), F.lit(partitions)))
+
+
 def with_cached(fetchlist, robots, probed):
     """The fetch list plus, with ``url`` NULL, one row per cached robots.txt and one per
-    host whose soft-404 probe answer is still fresh (``probed``), partitioned by host
-    together with the list, so that each task finds its hosts' cached facts beside
-    their URLs."""
+    host whose soft-404 probe answer is still fresh (``probed``) -- for the hosts of the
+    list only, each in its host's ``partition`` -- so that each task finds its hosts'
+    cached facts beside their URLs. The list's own rows are not joined to anything: the
+    cached rows, few and small, are the ones that look up their host's partition."""
     from pyspark.sql import functions as F
 
     listed = fetchlist.select(
@@ -144,27 +152,24 @@ def with_cached(fetchlist, robots, probed):
         "score",
         "etag",
         "last_modified",
+        F.col("partition").cast("int").alias("partition"),
         F.lit(None).cast("int").alias("robots_status"),
         F.lit(None).cast("binary").alias("robots_body"),
         F.lit(None).cast("boolean").alias("probed"),
     )
+    placed = listed.select("host", "partition").distinct()
     # The cached rows give only their own columns; the union fills the rest with NULL.
     if robots is not None:
-        listed = listed.unionByName(robots, allowMissingColumns=True)
+        listed = listed.unionByName(robots.join(placed, "host"), allowMissingColumns=True)
     if probed is not None:
-        hosts = probed.select("host", F.lit(True).alias("probed"))
+        hosts = probed.join(placed, "host").select("host", "partition", F.lit(True).alias("probed"))
         listed = listed.unionByName(hosts, allowMissingColumns=True)
     return listed
 
 
-def by_partition(work, fetchlist, partitions: int):
-    """The work rows as an RDD in the fetch partitions generate chose for their hosts
-    (``partition``, balanced by expected fetch time); robots rows follow their host.
-    A fetch list written before partitioning is hashed by host."""
-    if "partition" not in fetchlist.columns:
-        return work.repartition(partitions, "host").rdd
-    placed = fetchlist.select("host", "partition").distinct()
-    keyed = work.join(placed, "host").rdd.map(lambda row: (row["partition"], row))
+def by_partition(work, partitions: int):
+    """The work rows as an RDD, each in its ``partition`` (robots rows follow their host)."""
+    keyed = work.rdd.map(lambda row: (row["partition"], row))
     return keyed.partitionBy(partitions, lambda partition: partition).values()
 
 

@@ -17,9 +17,9 @@ from jobs.layout import DataDir, Segment
 from lib.fetcher import ORIGIN_PROBE
 
 
-def fresh_probes(spark, data: DataDir, conf, hosts):
-    """The hosts of the DataFrame ``hosts`` whose cached probe answer is still fresh
-    (column ``host``), or None when nothing can be."""
+def fresh_probes(spark, data: DataDir, conf):
+    """The hosts whose cached probe answer is still fresh (column ``host``), or None
+    when nothing can be."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -31,8 +31,7 @@ def fresh_probes(spark, data: DataDir, conf, hosts):
         return None
     oldest = now_ms() - ttl * 1000
     table = spark.read.format("delta").load(data.soft404)
-    fresh = table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
-    return fresh.join(hosts, "host", "left_semi")
+    return table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
 
 
 def segment_probes(spark, segment: Segment):

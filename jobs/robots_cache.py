@@ -16,8 +16,9 @@ from lib.fetcher import ORIGIN_ROBOTS
 from lib.robots import RobotsRules
 
 
-def fresh_robots(spark, data: DataDir, conf, hosts):
-    """Cached robots answers still fresh, for the hosts in the DataFrame ``hosts``."""
+def fresh_robots(spark, data: DataDir, conf, hosts=None):
+    """Cached robots answers still fresh: for the hosts in the DataFrame ``hosts``, or
+    all of them (None when there is no cache)."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -28,7 +29,9 @@ def fresh_robots(spark, data: DataDir, conf, hosts):
     oldest = now_ms() - ttl * 1000
     table = spark.read.format("delta").load(data.robots)
     fresh = table.where(F.unix_millis("fetched_at") >= F.lit(oldest))
-    return fresh.join(hosts, "host", "left_semi").select(
+    if hosts is not None:
+        fresh = fresh.join(hosts, "host", "left_semi")
+    return fresh.select(
         "host", F.col("http_status").alias("robots_status"), F.col("content").alias("robots_body")
     )
 

@@ -24,6 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="shared port (default: a free one)")
     parser.add_argument("--pages", type=int, default=8, help="pages per host (default 8)")
     parser.add_argument(
+        "--fanout", type=int, default=0, help="tree links per page (default 0: none)"
+    )
+    parser.add_argument(
+        "--words", type=int, default=800, help="words of text a page (default 800: ~4.5 KB)"
+    )
+    parser.add_argument(
         "--crawl-delay", type=float, default=1.5, help="Crawl-delay of host 1, seconds"
     )
     args = parser.parse_args(argv)
@@ -32,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         args.port,
         args.log,
         pages_per_host=args.pages,
+        fanout=args.fanout,
+        words=args.words,
         crawl_delay=args.crawl_delay,
     ).start()
     stop = threading.Event()

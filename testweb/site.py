@@ -6,7 +6,10 @@ Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``; ``/copy/k`` is ``/page/k
 - ``/``: links to ``/page/1``, ``/page/2``, the next host, a disallowed ``/private/``
   page, a permanent redirect, a missing page, a text file, and links of other schemes;
 - ``/page/k``: links to ``/page/k+1``, ``/page/2k`` and the next host's ``/page/k``;
-  pages are only reachable by links, one level deeper each time;
+  pages are only reachable by links, one level deeper each time; with ``fanout`` F,
+  ``/`` also links to ``/page/1`` ... ``/page/F`` and ``/page/k`` to ``/page/Fk+1`` ...
+  ``/page/Fk+F`` (an F-ary tree: levels 1..d hold F + ... + F^d pages), so that a shallow
+  crawl reaches every page, as in the benchmark's web;
 - ``/robots.txt``: ``Disallow: /private/`` for everyone; host 1 asks for a Crawl-delay;
   host 2 also disallows ``/page/5`` for Trawl only; the last host has no robots.txt (404);
 - behaviour endpoints in the style of Scrapy's mock server: ``/status/<code>``,
@@ -70,6 +73,8 @@ class Site:
     pages_per_host: int = 8
     crawl_delay: float = 1.5
     ring_size: int = 0  # hosts linked to each other; 0: all of them
+    fanout: int = 0  # tree links per page (see the module's docstring); 0: none
+    words: int = 800  # words of text of the home page and /page/k (800: about 4.5 KB)
 
     @property
     def ring(self) -> int:
@@ -126,7 +131,9 @@ class Site:
                 f"We could not find {route} on this site. " + _words(99, 0)[:3000],
             )
         if route == "/":
-            return _html(f"Home of host {index}", self._home_links(index), _words(index, 0))
+            return _html(
+                f"Home of host {index}", self._home_links(index), _words(index, 0, size=self.words)
+            )
         if route.startswith("/page/"):
             return self._page(index, route[len("/page/") :])
         if route.startswith(("/copy/", "/near/")):
@@ -160,7 +167,12 @@ class Site:
             ("mailto:webmaster@example.invalid", "mail"),
             ("javascript:void(0)", "script"),
             (f"{self.next_in_ring(index)}/", "next host"),
-        ]
+        ] + self._tree_links(0)
+
+    def _tree_links(self, k: int) -> list[tuple[str, str]]:
+        """Links from page ``k`` (0: the home page) to its children in the F-ary tree."""
+        children = range(self.fanout * k + 1, min(self.fanout * (k + 1), self.pages_per_host) + 1)
+        return [(f"/page/{child}", f"page {child}") for child in children]
 
     def _page(self, index: int, number: str, edit: bool = False) -> Response:
         if not number.isdigit() or not 1 <= int(number) <= self.pages_per_host:
@@ -170,7 +182,8 @@ class Site:
         for target in (k + 1, 2 * k):
             if target <= self.pages_per_host:
                 links.append((f"../page/{target}", f"page {target}"))
-        return _html(f"Host {index} page {k}", links, _words(index, k, edit))
+        links += self._tree_links(k)
+        return _html(f"Host {index} page {k}", links, _words(index, k, edit, self.words))
 
 
 HIDDEN_PAGES = 3  # /hidden/k: linked from nowhere, listed in a sitemap only
@@ -385,10 +398,10 @@ def _vocabulary(size: int) -> tuple[str, ...]:
 _VOCABULARY = _vocabulary(4096)
 
 
-def _words(index: int, page: int, edit: bool = False) -> str:
-    """800 words of deterministic pseudo-text, distinct per (host, page); ``edit``
+def _words(index: int, page: int, edit: bool = False, size: int = 800) -> str:
+    """``size`` words of deterministic pseudo-text, distinct per (host, page); ``edit``
     changes one phrase (three words), for near-duplicates."""
-    words = random.Random(index * 100_003 + page).choices(_VOCABULARY, k=800)
+    words = random.Random(index * 100_003 + page).choices(_VOCABULARY, k=size)
     if edit:
         words[100:103] = ["a", "changed", "phrase"]
     return " ".join(words)

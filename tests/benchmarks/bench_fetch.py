@@ -1,6 +1,8 @@
 """Fetch benchmark (issue 3): Trawl against a bare fetch loop and Scrapy, side by side.
 
 Serves a local web of HOSTS hosts x PAGES pages (``python -m testweb``, its own process),
+whose pages also link in a tree of FANOUT links a page (by default the smallest fan-out by
+which DEPTH levels of links reach every page, so that the crawl fetches the whole web),
 then, one after the other against the same web:
 
 1. Trawl: ``./submit.sh crawl`` from the home pages, ``fetcher.server.delay=0``, twice:
@@ -10,8 +12,10 @@ then, one after the other against the same web:
    start-up and every round included) and for the fetch stage alone (the fetch jobs' own
    timings); both count Trawl's requests from the web's log, robots.txt left out (the
    bare loop's work);
-2. a bare fetch loop over exactly the URLs the round-per-level crawl fetched (one
-   connection per host, no parsing, no storage): ``bare_fetch.py``; and Trawl's fetcher
+2. two bare fetch loops over exactly the URLs the round-per-level crawl fetched (one
+   connection per host, no parsing, no storage): on urllib3 and threads, Trawl's own
+   HTTP stack (``bare_fetch.py``), and on aiohttp and asyncio, the loop the issue's
+   orientation figures were measured with (``bare_aiohttp.py``); and Trawl's fetcher
    over the same URLs in one process without Spark (robots.txt, politeness, WARC):
    ``core_fetch.py``;
 3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
@@ -45,7 +49,17 @@ def measured(name: str, work: Path, command: list[str], **kwargs) -> dict:
     return json.loads(out.read_text())
 
 
-def start_web(work: Path, hosts: int, pages: int) -> tuple[subprocess.Popen, list[str]]:
+def fanout_for(pages: int, depth: int) -> int:
+    """The smallest F with F + F^2 + ... + F^depth >= pages."""
+    fanout = 1
+    while sum(fanout**level for level in range(1, depth + 1)) < pages:
+        fanout += 1
+    return fanout
+
+
+def start_web(
+    work: Path, hosts: int, pages: int, fanout: int, words: int
+) -> tuple[subprocess.Popen, list[str]]:
     web = subprocess.Popen(
         [
             PYTHON,
@@ -59,6 +73,10 @@ def start_web(work: Path, hosts: int, pages: int) -> tuple[subprocess.Popen, lis
             "20",
             "--pages",
             str(pages),
+            "--fanout",
+            str(fanout),
+            "--words",
+            str(words),
             "--crawl-delay",
             "0",
         ],
@@ -132,14 +150,29 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=500)
     parser.add_argument("--pages", type=int, default=50)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=50, help="fetcher.threads.fetch")
+    parser.add_argument(
+        "--fanout", type=int, help="tree links a page (default: enough to reach every page)"
+    )
+    parser.add_argument(
+        "--words", type=int, default=800, help="words of text a page (800: ~4.5 KB)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=16, help="fetcher.threads.fetch (default: its default)"
+    )
     parser.add_argument("--skip-scrapy", action="store_true")
     args = parser.parse_args()
+    # Found out now, not after the Trawl crawls have run for many minutes.
+    if importlib.util.find_spec("aiohttp") is None:
+        parser.error("aiohttp is missing: .venv/bin/pip install -e .[bench]")
     if not args.skip_scrapy and importlib.util.find_spec("scrapy") is None:
-        # Found out now, not after the Trawl crawls have run for many minutes.
         parser.error("Scrapy is missing: .venv/bin/pip install -e .[bench] (or --skip-scrapy)")
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-"))
-    web, seeds = start_web(work, args.hosts, args.pages)
+    fanout = fanout_for(args.pages, args.depth) if args.fanout is None else args.fanout
+    print(
+        f"web: {args.hosts} hosts x {args.pages} pages of {args.words} words, "
+        f"fan-out {fanout}, depth {args.depth}"
+    )
+    web, seeds = start_web(work, args.hosts, args.pages, fanout, args.words)
     PORT[0] = seeds[0].rsplit(":", 1)[1].strip("/")
     seed_file = work / "seeds.txt"
     seed_file.write_text("\n".join(seeds) + "\n")
@@ -167,14 +200,12 @@ def main() -> int:
         rows.append(report("trawl follow fetch stage", len(followed), follow["fetch_stage"]))
         print(f"requests (no robots.txt): {len(urls)} in rounds, {len(followed)} following")
         (work / "urls.txt").write_text("\n".join(urls) + "\n")
-        bare_out = work / "bare.json"
-        bare = measured(
-            "bare",
-            work,
-            [PYTHON, str(HERE / "bare_fetch.py"), str(work / "urls.txt"), str(args.threads)],
-            stdout=open(bare_out, "w"),
-        )
-        bare_self = json.loads(bare_out.read_text())
+        bare_loops = {}
+        for name, script in (("bare", "bare_fetch.py"), ("aiohttp", "bare_aiohttp.py")):
+            out = work / f"{name}.json"
+            command = [PYTHON, str(HERE / script), str(work / "urls.txt"), str(args.threads)]
+            figures = measured(name, work, command, stdout=open(out, "w"))
+            bare_loops[name] = json.loads(out.read_text()) | {"peak_bytes": figures["peak_bytes"]}
         core_out = work / "core.json"
         core = measured(
             "core",
@@ -197,13 +228,8 @@ def main() -> int:
                 core_self | {"peak_bytes": core["peak_bytes"]},
             )
         )
-        rows.append(
-            report(
-                "bare fetch loop",
-                bare_self["pages"],
-                bare_self | {"peak_bytes": bare["peak_bytes"]},
-            )
-        )
+        for name, label in (("bare", "bare fetch loop"), ("aiohttp", "bare aiohttp loop")):
+            rows.append(report(label, bare_loops[name]["pages"], bare_loops[name]))
         if not args.skip_scrapy:
             scrapy_out = work / "scrapy.json"
             scrapy = measured(
@@ -236,7 +262,8 @@ def main() -> int:
         return by_name[a]["pages_per_s"] / by_name[b]["pages_per_s"]
 
     for stage in ("trawl fetch stage", "trawl follow fetch stage"):
-        print(f"ratio {stage} / bare loop, pages/s: {ratio(stage, 'bare fetch loop'):.2f}")
+        for loop in ("bare fetch loop", "bare aiohttp loop"):
+            print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
     core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
     print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")
     if "scrapy crawl" in by_name:

@@ -81,9 +81,24 @@ def _alive(holder: dict) -> bool:
     if holder.get("host") != socket.gethostname():
         return True
     try:
-        os.kill(int(holder["pid"]), 0)
+        pid = int(holder["pid"])
+        os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, KeyError, ValueError, TypeError):
         return True
-    return True
+    return not _exited(pid)
+
+
+def _exited(pid: int) -> bool:
+    """Whether the process has ended and waits only to be reaped (a zombie): a driver
+    killed with its process group stays one until its parent, or init, reaps it, and
+    a crawl rerun at once must not take it for a live writer. Linux only (``/proc``);
+    elsewhere False."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            stat = handle.read()
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[-1].split()[:1]  # the name in parentheses may hold spaces
+    return state in (["Z"], ["X"])

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,29 @@ def test_a_live_holder_in_another_process_blocks(tmp_path):
         holder.wait()
     with DataDirLock(DataDir.at(tmp_path), "generate"):  # killed: its lock is stale now
         pass
+
+
+def test_a_lock_held_by_a_killed_process_not_yet_reaped_is_taken_over(tmp_path):
+    """A driver killed with its process group is a zombie until reaped; rerunning the
+    crawl at once must not wait for it (tests/test_failures.py reruns right away)."""
+    code = (
+        "import sys, time; from jobs.layout import DataDir; from jobs.lock import DataDirLock\n"
+        "with DataDirLock(DataDir.at(sys.argv[1]), 'crawl'):\n"
+        "    print('held', flush=True); time.sleep(30)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        holder.kill()
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{holder.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the killed holder never became a zombie"
+            time.sleep(0.01)
+        with DataDirLock(DataDir.at(tmp_path), "crawl") as again:  # not reaped yet
+            assert again.taken_over["pid"] == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()

@@ -40,16 +40,21 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
         assert again.taken_over["pid"] == int(dead.stdout)
 
 
-def test_a_live_holder_in_another_process_blocks(tmp_path):
+def start_holder(folder: Path) -> subprocess.Popen:
+    """Another process that holds the lock of ``folder`` for 30 s (once it says so)."""
     code = (
         "import sys, time; from jobs.layout import DataDir; from jobs.lock import DataDirLock\n"
         "with DataDirLock(DataDir.at(sys.argv[1]), 'crawl'):\n"
         "    print('held', flush=True); time.sleep(30)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE, text=True, env=env
     )
+
+
+def test_a_live_holder_in_another_process_blocks(tmp_path):
+    holder = start_holder(tmp_path)
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(LockedError):
@@ -64,15 +69,7 @@ def test_a_live_holder_in_another_process_blocks(tmp_path):
 def test_a_lock_held_by_a_killed_process_not_yet_reaped_is_taken_over(tmp_path):
     """A driver killed with its process group is a zombie until reaped; rerunning the
     crawl at once must not wait for it (tests/test_failures.py reruns right away)."""
-    code = (
-        "import sys, time; from jobs.layout import DataDir; from jobs.lock import DataDirLock\n"
-        "with DataDirLock(DataDir.at(sys.argv[1]), 'crawl'):\n"
-        "    print('held', flush=True); time.sleep(30)\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
-    )
+    holder = start_holder(tmp_path)
     try:
         assert holder.stdout.readline().strip() == "held"
         holder.kill()

@@ -67,14 +67,16 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
-    partitions = segment.summary("generated")["partitions"]
+    generated = segment.summary("generated")
+    partitions = generated["partitions"]
     fetchlist = with_partition(fetchlist, partitions)
     work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
     task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
     rows = by_partition(work, partitions)
     results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
-    total = segment.summary("generated")["urls"]
-    watch = StageProgress("fetch", "URLs", fetch_progress(segment, total), conf[PROGRESS_KEY])
+    watch = StageProgress(
+        "fetch", "URLs", fetch_progress(segment, generated["urls"]), conf[PROGRESS_KEY]
+    )
     with delta_commit_message(spark, f"trawl fetch segment={segment.name}"), watch:
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
     segment.storage.delete(progress_dir(segment.path))

@@ -8,14 +8,11 @@ Usage: python bare_aiohttp.py URLS_FILE CONCURRENCY
 from __future__ import annotations
 
 import asyncio
-import json
-import resource
 import sys
 import time
-from collections import defaultdict
-from urllib.parse import urlsplit
 
 import aiohttp
+from bare_fetch import print_figures, urls_by_host  # beside this script
 
 
 async def fetch_all(by_host: dict[str, list[str]], concurrency: int) -> int:
@@ -41,17 +38,9 @@ async def fetch_all(by_host: dict[str, list[str]], concurrency: int) -> int:
 
 def main(path: str, concurrency: int) -> None:
     """Fetch every URL of the file, host by host; print figures."""
-    by_host: dict[str, list[str]] = defaultdict(list)
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                by_host[urlsplit(line.strip()).hostname].append(line.strip())
+    by_host = urls_by_host(path)
     start, cpu = time.monotonic(), time.process_time()
-    pages = asyncio.run(fetch_all(by_host, concurrency))
-    wall = time.monotonic() - start
-    cpu = time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"pages": pages, "seconds": wall, "cpu": cpu, "peak_bytes": peak}))
+    print_figures(asyncio.run(fetch_all(by_host, concurrency)), start, cpu)
 
 
 if __name__ == "__main__":

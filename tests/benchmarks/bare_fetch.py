@@ -19,13 +19,28 @@ from urllib.parse import urlsplit
 import urllib3
 
 
-def main(path: str, threads: int) -> None:
-    """Fetch every URL of the file, host by host; print figures."""
+def urls_by_host(path: str) -> dict[str, list[str]]:
+    """The URLs of the file (one a line), grouped by host in the file's order."""
     by_host: dict[str, list[str]] = defaultdict(list)
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             if line.strip():
                 by_host[urlsplit(line.strip()).hostname].append(line.strip())
+    return by_host
+
+
+def print_figures(pages: int, start: float, cpu: float) -> None:
+    """One JSON line: pages, wall and CPU seconds since ``start`` and ``cpu`` (from
+    ``time.monotonic`` and ``time.process_time``), peak memory."""
+    wall = time.monotonic() - start
+    cpu = time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"pages": pages, "seconds": wall, "cpu": cpu, "peak_bytes": peak}))
+
+
+def main(path: str, threads: int) -> None:
+    """Fetch every URL of the file, host by host; print figures."""
+    by_host = urls_by_host(path)
     hosts: queue.Queue = queue.Queue()
     for host_urls in by_host.values():
         hosts.put(host_urls)
@@ -51,10 +66,7 @@ def main(path: str, threads: int) -> None:
         worker.start()
     for worker in workers:
         worker.join()
-    wall = time.monotonic() - start
-    cpu = time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"pages": done[0], "seconds": wall, "cpu": cpu, "peak_bytes": peak}))
+    print_figures(done[0], start, cpu)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 from urllib3.exceptions import HTTPError
 
 from lib.apijobs import retry_delay
-from lib.http import guarded_pool_manager, user_agent
+from lib.guarded_pool import guarded_pool_manager
+from lib.http import user_agent
 from lib.resolver import AddressRefused, Resolver
 
 CALLBACK_HOSTS_KEPT = 16  # callback hosts whose keep-alive connection is kept

@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import urllib3
@@ -38,27 +39,21 @@ def print_figures(pages: int, start: float, cpu: float) -> None:
     print(json.dumps({"pages": pages, "seconds": wall, "cpu": cpu, "peak_bytes": peak}))
 
 
-def main(path: str, threads: int) -> None:
-    """Fetch every URL of the file, host by host; print figures."""
+def fetch_by_host(path: str, threads: int, fetch_host: Callable[[list[str]], int]) -> None:
+    """Call ``fetch_host`` on each host's URLs from a pool of ``threads`` threads, one host
+    per thread at a time; print the figures (pages: the sum of what it returned)."""
     by_host = urls_by_host(path)
     hosts: queue.Queue = queue.Queue()
     for host_urls in by_host.values():
         hosts.put(host_urls)
-    pool = urllib3.PoolManager(num_pools=len(by_host) + 1, maxsize=1, retries=False)
-    done = [0]
-    lock = threading.Lock()
+    fetched: list[int] = []
 
     def work() -> None:
         while True:
             try:
-                host_urls = hosts.get_nowait()
+                fetched.append(fetch_host(hosts.get_nowait()))
             except queue.Empty:
                 return
-            for url in host_urls:
-                response = pool.request("GET", url, redirect=False)
-                response.data  # noqa: B018 - read the body
-                with lock:
-                    done[0] += 1
 
     start, cpu = time.monotonic(), time.process_time()
     workers = [threading.Thread(target=work) for _ in range(threads)]
@@ -66,7 +61,20 @@ def main(path: str, threads: int) -> None:
         worker.start()
     for worker in workers:
         worker.join()
-    print_figures(done[0], start, cpu)
+    print_figures(sum(fetched), start, cpu)
+
+
+def main(path: str, threads: int) -> None:
+    """Fetch every URL of the file, host by host; print figures."""
+    pool = urllib3.PoolManager(num_pools=len(urls_by_host(path)) + 1, maxsize=1, retries=False)
+
+    def fetch_host(host_urls: list[str]) -> int:
+        for url in host_urls:
+            response = pool.request("GET", url, redirect=False)
+            response.data  # noqa: B018 - read the body
+        return len(host_urls)
+
+    fetch_by_host(path, threads, fetch_host)
 
 
 if __name__ == "__main__":

@@ -12,10 +12,11 @@ then, one after the other against the same web:
    start-up and every round included) and for the fetch stage alone (the fetch jobs' own
    timings); both count Trawl's requests from the web's log, robots.txt left out (the
    bare loop's work);
-2. two bare fetch loops over exactly the URLs the round-per-level crawl fetched (one
-   connection per host, no parsing, no storage): on urllib3 and threads, Trawl's own
-   HTTP stack (``bare_fetch.py``), and on aiohttp and asyncio, the loop the issue's
-   orientation figures were measured with (``bare_aiohttp.py``); and Trawl's fetcher
+2. three bare fetch loops over exactly the URLs the round-per-level crawl fetched (one
+   connection per host, no parsing, no storage): on urllib3 and threads
+   (``bare_fetch.py``), on libcurl and threads, Trawl's own HTTP stack
+   (``bare_pycurl.py``), and on aiohttp and asyncio, the loop the issue's orientation
+   figures were measured with (``bare_aiohttp.py``); and Trawl's fetcher
    over the same URLs in one process without Spark (robots.txt, politeness, WARC):
    ``core_fetch.py``;
 3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
@@ -125,6 +126,19 @@ def trawl_urls(work: Path, label: str) -> list[str]:
 
 
 PORT = [0]
+# The bare loops, all over the URLs the round-per-level crawl requested: urllib3 and
+# threads, libcurl and threads (Trawl's own HTTP stack), aiohttp and asyncio (the loop
+# the issue's orientation figures were taken with).
+BARE_LOOPS = (
+    ("bare", "bare_fetch.py"),
+    ("pycurl", "bare_pycurl.py"),
+    ("aiohttp", "bare_aiohttp.py"),
+)
+BARE_LABELS = {
+    "bare": "bare fetch loop",
+    "pycurl": "bare pycurl loop",
+    "aiohttp": "bare aiohttp loop",
+}
 
 
 def report(name: str, pages: float, figures: dict) -> dict:
@@ -201,7 +215,7 @@ def main() -> int:
         print(f"requests (no robots.txt): {len(urls)} in rounds, {len(followed)} following")
         (work / "urls.txt").write_text("\n".join(urls) + "\n")
         bare_loops = {}
-        for name, script in (("bare", "bare_fetch.py"), ("aiohttp", "bare_aiohttp.py")):
+        for name, script in BARE_LOOPS:
             out = work / f"{name}.json"
             command = [PYTHON, str(HERE / script), str(work / "urls.txt"), str(args.threads)]
             figures = measured(name, work, command, stdout=open(out, "w"))
@@ -228,8 +242,8 @@ def main() -> int:
                 core_self | {"peak_bytes": core["peak_bytes"]},
             )
         )
-        for name, label in (("bare", "bare fetch loop"), ("aiohttp", "bare aiohttp loop")):
-            rows.append(report(label, bare_loops[name]["pages"], bare_loops[name]))
+        for name, _script in BARE_LOOPS:
+            rows.append(report(BARE_LABELS[name], bare_loops[name]["pages"], bare_loops[name]))
         if not args.skip_scrapy:
             scrapy_out = work / "scrapy.json"
             scrapy = measured(
@@ -262,7 +276,7 @@ def main() -> int:
         return by_name[a]["pages_per_s"] / by_name[b]["pages_per_s"]
 
     for stage in ("trawl fetch stage", "trawl follow fetch stage"):
-        for loop in ("bare fetch loop", "bare aiohttp loop"):
+        for loop in BARE_LABELS.values():
             print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
     core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
     print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")

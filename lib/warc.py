@@ -25,13 +25,10 @@ while writing from the records' known offsets rather than by reading the file ag
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
 import time
-import uuid
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import surt
@@ -40,6 +37,7 @@ from zlib_ng import zlib_ng
 
 from lib.http import Exchange
 from lib.storage import LocalStorage, Storage, basename
+from lib.warc_fields import record_id, sha1_label, warc_date
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _MIME_END = re.compile(r"[;\s]")
@@ -50,12 +48,6 @@ REVISIT_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modif
 _GZIP_LEVEL = 6
 _GZIP_WBITS = 16 + 15  # a gzip member, 32 KiB window
 _RECORD_END = b"\r\n\r\n"
-
-
-def warc_date(epoch_seconds: float) -> str:
-    """ISO 8601 UTC date with microseconds, as WARC/1.1 allows."""
-    moment = datetime.fromtimestamp(epoch_seconds, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class WarcFile:
@@ -79,11 +71,11 @@ class WarcFile:
         fields = "".join(f"{key}: {value}\r\n" for key, value in info.items()).encode("utf-8")
         warc_headers = [
             ("WARC-Type", "warcinfo"),
-            ("WARC-Record-ID", _record_id()),
+            ("WARC-Record-ID", record_id()),
             ("WARC-Filename", self.name),
             ("WARC-Date", warc_date(time.time())),
             ("Content-Type", "application/warc-fields"),
-            ("WARC-Block-Digest", _sha1_label(hashlib.sha1(fields))),
+            ("WARC-Block-Digest", sha1_label(hashlib.sha1(fields))),
         ]
         self._write_record(warc_headers, b"", fields)
 
@@ -94,18 +86,18 @@ class WarcFile:
         status_line = f"HTTP/1.1 {exchange.status} {exchange.reason_phrase}".strip()
         head = _http_head(status_line, _stored_headers(exchange.response_headers))
         payload = exchange.raw_body
-        response_id = _record_id()
+        response_id = record_id()
         warc_headers = _record_head(kind, response_id, date, exchange)
         warc_headers.append(("Content-Type", "application/http; msgtype=response"))
         if kind == "revisit":
             warc_headers.append(("WARC-Profile", REVISIT_NOT_MODIFIED))
         else:
-            warc_headers.append(("WARC-Payload-Digest", _sha1_label(hashlib.sha1(payload))))
+            warc_headers.append(("WARC-Payload-Digest", sha1_label(hashlib.sha1(payload))))
         if exchange.truncated:
             warc_headers.append(("WARC-Truncated", "length"))
         block = hashlib.sha1(head)
         block.update(payload)
-        warc_headers.append(("WARC-Block-Digest", _sha1_label(block)))
+        warc_headers.append(("WARC-Block-Digest", sha1_label(block)))
         offset = self._handle.tell()
         self._write_record(warc_headers, head, payload)
         length = self._handle.tell() - offset
@@ -114,11 +106,11 @@ class WarcFile:
         )
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, list(exchange.request_headers))
-        request_headers = _record_head("request", _record_id(), date, exchange) + [
+        request_headers = _record_head("request", record_id(), date, exchange) + [
             ("WARC-Concurrent-To", response_id),
             ("Content-Type", "application/http; msgtype=request"),
             ("WARC-Payload-Digest", _EMPTY_SHA1),
-            ("WARC-Block-Digest", _sha1_label(hashlib.sha1(request_head))),
+            ("WARC-Block-Digest", sha1_label(hashlib.sha1(request_head))),
         ]
         self._write_record(request_headers, request_head, b"")
         return offset
@@ -148,10 +140,6 @@ class WarcFile:
             self._opened.__exit__(None, None, None)
         finally:
             self.storage.delete(self.temp_path)
-
-
-def _record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
 
 
 def _record_head(kind: str, record_id: str, date: str, exchange: Exchange) -> list:
@@ -198,11 +186,7 @@ class _CountingWriter:
         """Flushed when the file is closed."""
 
 
-def _sha1_label(digest) -> str:
-    return "sha1:" + base64.b32encode(digest.digest()).decode("ascii")
-
-
-_EMPTY_SHA1 = _sha1_label(hashlib.sha1(b""))
+_EMPTY_SHA1 = sha1_label(hashlib.sha1(b""))
 
 
 def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:

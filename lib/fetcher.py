@@ -56,6 +56,7 @@ ORIGIN_REDIRECT = "redirect"  # the target of a redirect, followed in the round
 ORIGIN_OUTLINK = "outlink"  # a link followed in the round (fetcher.follow.outlinks.depth)
 _FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
 REASON_CIRCUIT = "host_circuit_open"
+RESULTS_BUFFERED = 4  # answered exchanges waiting for the WARC writer, per fetch thread
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
 _HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
@@ -134,7 +135,10 @@ class PartitionFetcher:
         # reaches one at a lower level fetches it at once, and the queued item is dropped.
         self.tickets: dict[str, int] = {}
         self._followed_lock = threading.Lock()
-        self._results: queue.Queue = queue.Queue()
+        # Bounded: fetch threads wait when the WARC writer falls behind, instead of piling
+        # up answered pages in memory (on a fast web, all of a partition's pages, and
+        # Python's garbage collector then spends more time walking them than the writer).
+        self._results: queue.Queue = queue.Queue(maxsize=RESULTS_BUFFERED * self.threads)
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
 

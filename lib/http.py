@@ -132,8 +132,11 @@ class _Body:
             return 0  # libcurl stops with WRITE_ERROR and closes the connection
         return None
 
-    def bytes(self) -> bytes:
+    def take(self) -> bytes:
+        """The body received, emptying the sink (libcurl's handle keeps it referenced
+        until the host's next request)."""
         body = b"".join(self.chunks)
+        self.chunks = []
         return body[: self.limit] if self.cut else body
 
 
@@ -291,7 +294,9 @@ class HttpClient:
             curl.perform()
         except pycurl.error as exc:
             failure = exc
+        raw = body.take()
         status_line, exchange.response_headers = parse_head(head)
+        head.clear()
         if status_line is not None:
             exchange.status = curl.getinfo(pycurl.RESPONSE_CODE) or None
             exchange.reason_phrase = _reason_phrase(status_line)
@@ -306,7 +311,7 @@ class HttpClient:
         if exchange.status is None:
             return
         encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
-        exchange.raw_body = body.bytes()
+        exchange.raw_body = raw
         exchange.body, bomb = decode_body(exchange.raw_body, encoding, self.limit)
         exchange.truncated = exchange.truncated or body.cut or bomb
 

@@ -20,11 +20,10 @@ from urllib3.exceptions import HTTPError
 
 from lib.apijobs import retry_delay
 from lib.guarded_pool import guarded_pool_manager
-from lib.http import user_agent
+from lib.http import DEFAULT_PORTS, user_agent
 from lib.resolver import AddressRefused, Resolver
 
 CALLBACK_HOSTS_KEPT = 16  # callback hosts whose keep-alive connection is kept
-DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class CallbackSender:

@@ -4,10 +4,14 @@
 fetch-result row per URL (``crawldb.schema.FETCH`` columns, times in epoch ms), plus one
 row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache. Inside:
 
-- a ``PoliteScheduler`` gives each host to one thread at a time and starts its next
-  request no earlier than the pause ``lib.hoststate.HostState`` sets (server delay,
-  Crawl-delay, adaptive delay, back-off); a host failing repeatedly is skipped for the
-  round (circuit breaker) and its URLs go back to the crawldb unchanged;
+- a ``PoliteScheduler`` holds each host while one of its requests is on its way and
+  starts its next request no earlier than the pause ``lib.hoststate.HostState`` sets
+  (server delay, Crawl-delay, adaptive delay, back-off); a host failing repeatedly is
+  skipped for the round (circuit breaker) and its URLs go back to the crawldb unchanged;
+- up to ``fetcher.threads.fetch`` requests (so as many hosts) are on their way at once,
+  all driven by the calling thread through libcurl's multi interface (``lib.http``):
+  each task is a generator that yields its one ``Request`` and gets the ``Exchange``
+  back, so that the politeness logic reads as straight-line code;
 - each host's first request is its ``/robots.txt`` unless the robots cache has it fresh
   (redirects followed up to 5 hops, each hop a polite request); a disallowed URL is
   never requested;
@@ -19,17 +23,15 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
 - ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
   unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
   that the retry cannot follow the failed attempt's last request too closely;
-- every exchange that got an answer goes to the WARC file, written by the calling
-  thread only.
+- every exchange that got an answer goes to the WARC file, written by the same thread
+  between two looks at the network.
 """
 
 from __future__ import annotations
 
-import queue
 import secrets
-import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,7 +41,7 @@ from crawldb.scoring import outlink_shares
 from lib.follow import OutlinkFollower
 from lib.hoststate import HostState, now_utc, parse_retry_after
 from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
-from lib.politeness import PoliteScheduler
+from lib.politeness import DONE, PoliteScheduler, Wait
 from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
 from lib.sitemaps import parse_sitemap
@@ -56,7 +58,9 @@ ORIGIN_REDIRECT = "redirect"  # the target of a redirect, followed in the round
 ORIGIN_OUTLINK = "outlink"  # a link followed in the round (fetcher.follow.outlinks.depth)
 _FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
 REASON_CIRCUIT = "host_circuit_open"
-RESULTS_BUFFERED = 4  # answered exchanges waiting for the WARC writer, per fetch thread
+# Longest wait for the network when no host is due: a bound, not a poll the rules rely
+# on (a request ending wakes the loop at once). Unit: seconds.
+IDLE_WAIT = 1.0
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
 _HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
@@ -84,6 +88,19 @@ class FetchItem:
         if self.last_modified:
             headers["If-Modified-Since"] = self.last_modified
         return headers
+
+
+@dataclass(frozen=True)
+class Request:
+    """The GET a task's handler asks for."""
+
+    url: str
+    headers: Mapping[str, str] | None = None
+
+
+# A task's handler: yields its request (at most one), is sent the exchange, and returns
+# when the host may go next (None: no request was made).
+Handler = Generator[Request, Exchange, float | None]
 
 
 @dataclass(frozen=True)
@@ -134,11 +151,9 @@ class PartitionFetcher:
         # In-round level of each followed URL queued and not yet handled: a redirect that
         # reaches one at a lower level fetches it at once, and the queued item is dropped.
         self.tickets: dict[str, int] = {}
-        self._followed_lock = threading.Lock()
-        # Bounded: fetch threads wait when the WARC writer falls behind, instead of piling
-        # up answered pages in memory (on a fast web, all of a partition's pages, and
-        # Python's garbage collector then spends more time walking them than the writer).
-        self._results: queue.Queue = queue.Queue(maxsize=RESULTS_BUFFERED * self.threads)
+        # Rows and exchanges to write, emptied after each look at the network: so few
+        # pages wait in memory that the WARC file's writing needs no bound of its own.
+        self._outbox: list[tuple[Exchange | None, dict[str, Any] | None]] = []
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
 
@@ -146,23 +161,59 @@ class PartitionFetcher:
         """Fetch every row (``url``, ``host``, ``depth``, ``score``); yield result rows."""
         self._enqueue(rows)
         self.client = HttpClient(self.conf, len(self.hosts), self.resolver)
-        workers = [
-            threading.Thread(target=self._work, name=f"fetcher-{i}", daemon=True)
-            for i in range(min(self.threads, len(self.hosts)))
-        ]
-        for worker in workers:
-            worker.start()
-        finished = 0
-        while finished < len(workers):
-            message = self._results.get()
-            if message is None:
-                finished += 1
-            else:
-                yield from self._record(*message)
+        try:
+            yield from self._drive()
+        finally:
+            self.client.close()
         for _host, task in self.scheduler.take_all():
             if isinstance(task, FetchItem) and not self._superseded(task):
                 yield self._row(task, st.SKIPPED, REASON_TIME_LIMIT)
-        self.client.close()
+
+    def _drive(self) -> Iterator[dict[str, Any]]:
+        """Start what may start, wait for answers, hand each to its task; until no host
+        has anything left (or the round's time is up and nothing is on its way)."""
+        while True:
+            wait = self._start_ready()
+            yield from self._written()
+            if wait is None and not self.client.pending:
+                return
+            for (host, handler), exchange in self.client.poll(IDLE_WAIT if wait is None else wait):
+                self._step(host, handler, exchange)
+            yield from self._written()
+
+    def _start_ready(self) -> float | None:
+        """Start the tasks of the hosts that may go now, while fewer than
+        ``fetcher.threads.fetch`` requests are on their way; returns how long until
+        another may start (``None``: none will)."""
+        while True:
+            now = time.monotonic()
+            if self.deadline is not None and now >= self.deadline:
+                return None
+            if self.client.pending >= self.threads:
+                return IDLE_WAIT  # the loop wakes as soon as a request ends
+            step = self.scheduler.next_ready()
+            if step is DONE:
+                return None
+            if isinstance(step, Wait):
+                wait = IDLE_WAIT if step.seconds is None else step.seconds
+                return wait if self.deadline is None else min(wait, self.deadline - now)
+            host, task = step
+            self._step(host, self._handle(host, task), None)
+
+    def _step(self, host: str, handler: Handler, exchange: Exchange | None) -> None:
+        """Run a task's handler on to its request, or to its end (the host is released)."""
+        try:
+            request = handler.send(exchange)
+        except StopIteration as end:
+            self.scheduler.release(host, end.value)
+            return
+        self.client.start(request.url, request.headers, tag=(host, handler))
+
+    def _written(self) -> Iterator[dict[str, Any]]:
+        """Write the exchanges waiting in the outbox; yield their rows."""
+        outbox, self._outbox = self._outbox, []
+        for exchange, row in outbox:
+            yield from self._record(exchange, row)
 
     def _record(self, exchange: Exchange | None, row: dict[str, Any] | None):
         if exchange is not None and exchange.status is not None and self.warc is not None:
@@ -215,29 +266,16 @@ class PartitionFetcher:
             probe = f"{origin}/trawl-probe-{secrets.token_hex(8)}"
             self.scheduler.add(host, FetchItem(probe, 0, 0.0, origin=ORIGIN_PROBE))
 
-    def _work(self) -> None:
-        try:
-            while (step := self.scheduler.acquire(self.deadline)) is not None:
-                host, task = step
-                next_start = None
-                try:
-                    next_start = self._handle(host, task)
-                finally:
-                    self.scheduler.release(host, next_start)
-        finally:
-            self._results.put(None)
-
-    def _handle(self, host: str, task: RobotsTask | FetchItem) -> float | None:
-        """Process one task of a held host; returns when the host may go next, if a request
-        was made."""
+    def _handle(self, host: str, task: RobotsTask | FetchItem) -> Handler:
+        """Process one task of a held host (see ``Handler``)."""
         if isinstance(task, RobotsTask):
-            return self._fetch_robots(host, task)
+            return (yield from self._fetch_robots(host, task))
         if self._superseded(task):
             return None
         self.tickets.pop(task.url, None)
         if self._refused_before_request(host, task):
             return None
-        exchange = self.client.get(task.url, task.conditional_headers())
+        exchange = yield Request(task.url, task.conditional_headers())
         verdict = self.hosts[host].after(
             exchange.duration_ms / 1000.0,
             exchange.status,
@@ -274,8 +312,8 @@ class PartitionFetcher:
             return True
         return False
 
-    def _fetch_robots(self, host: str, task: RobotsTask) -> float:
-        exchange = self.client.get(task.url)
+    def _fetch_robots(self, host: str, task: RobotsTask) -> Handler:
+        exchange = yield Request(task.url)
         # Not fed to the adaptive delay: robots.txt is often static and fast where pages
         # are not, and would make a slow server look quick.
         pause = self.hosts[host].delay()
@@ -356,8 +394,7 @@ class PartitionFetcher:
         # The score share parse and updatedb will give the link (all its links count).
         share = outlink_shares(task.score, host, [host] * found, self.conf)[0]
         new = [url for url in links if url not in self.seen]
-        with self._followed_lock:
-            self.followed += len(new)
+        self.followed += len(new)
         for url in new:
             self.seen.add(url)
             self.tickets[url] = task.level + 1
@@ -398,8 +435,7 @@ class PartitionFetcher:
         queued_deeper = within and self.tickets.get(key, -1) > task.level
         if queued_deeper:  # a followed link not fetched yet: fetched now, at this level
             del self.tickets[key]
-            with self._followed_lock:
-                self.followed -= 1
+            self.followed -= 1
         if within and (key not in self.seen or queued_deeper):
             self.seen.add(key)
             if self.follower.enabled and not queued_deeper:
@@ -442,7 +478,7 @@ class PartitionFetcher:
         return row
 
     def _emit(self, exchange: Exchange | None, row: dict[str, Any] | None) -> None:
-        self._results.put((exchange, row))
+        self._outbox.append((exchange, row))
 
 
 def _failed(exchange: Exchange) -> bool:

@@ -6,13 +6,17 @@ reason (``timeout``, ``connection_error``, ``invalid_url``, ``private_address``,
 ``dns_error``, ``tls_error``, ``malformed_response``).
 
 It runs on libcurl (pycurl): a GET costs about a third of the client CPU of urllib3,
-whose pure-Python response parsing was half of the fetcher's own CPU, and libcurl
-releases the GIL while it waits and parses. Each host has its own curl handle that keeps
-one keep-alive connection, used by one thread at a time: the politeness scheduler gives
-a host to one thread, and a lock per handle covers a robots.txt redirect to another host.
-Host names are resolved by ``lib.resolver`` (cached, checked against the address policy)
-and curl is pinned to exactly the addresses it allowed, so a name cannot pass the check
-with one DNS answer and be reached at another (no DNS-rebinding gap).
+whose pure-Python response parsing was half of the fetcher's own CPU. Many requests are
+on their way at once, all driven by the caller's thread through libcurl's multi
+interface (``lib.curl_loop``): ``start`` a request, ``poll`` for those that ended. With
+a thread per request, each libcurl callback (a header line, a body chunk) had to win
+Python's interpreter lock back from the others, and these handoffs cost more CPU than
+the requests. The multi handle keeps one keep-alive connection per host and never opens
+two to a host at once. Host names are resolved by ``lib.resolver`` (cached, checked
+against the address policy; lookups not cached run in a small thread pool so that a
+slow DNS server does not stall the other transfers) and curl is pinned to exactly the
+addresses it allowed, so a name cannot pass the check with one DNS answer and be
+reached at another (no DNS-rebinding gap).
 
 Limits that protect the crawler from a hostile server:
 
@@ -29,14 +33,14 @@ Limits that protect the crawler from a hostile server:
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import ssl
-import threading
 import time
 import zlib
-from collections import OrderedDict
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
@@ -46,6 +50,7 @@ import certifi
 import pycurl
 
 from crawldb import status as st
+from lib.curl_loop import CurlLoop
 from lib.resolver import REASON_DNS, REASON_PRIVATE, AddressRefused, Resolver, refusal
 
 MAX_KEPT_CONNECTIONS = 4096
@@ -53,6 +58,10 @@ REASON_TLS = "tls_error"
 REASON_MALFORMED = "malformed_response"
 REASON_TIME_LIMIT = "time_limit"
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# How often requests waiting for a host name lookup are looked at. Unit: seconds.
+LOOKUP_POLL = 0.005
+# Longest wait of get() between looks at its request (it returns as soon as it ends). Unit: s.
+IDLE_POLL = 1.0
 # libcurl error codes (curl/curl.h) by the reason they are recorded with.
 _CURL_REASONS = {
     st.REASON_TIMEOUT: {28},  # OPERATION_TIMEDOUT: connect, read (low speed) or total
@@ -167,19 +176,23 @@ class _Gate:
         return pycurl.PREREQFUNC_OK
 
 
-class _Handle:
-    """One host's curl handle, with the keep-alive connection it caches."""
+@dataclass
+class _Transfer:
+    """A request on its way: what libcurl's callbacks fill in, and whom it is for."""
 
-    __slots__ = ("curl", "lock", "pinned")
-
-    def __init__(self, curl: pycurl.Curl):
-        self.curl = curl
-        self.lock = threading.Lock()
-        self.pinned: list | None = None  # the resolver's answer curl is pinned to
+    exchange: Exchange
+    parts: SplitResult
+    tag: Any
+    start: float  # monotonic, when the request was given to libcurl
+    body: _Body
+    gate: _Gate
+    head: list[bytes] = field(default_factory=list)
+    lookup: Future | None = None  # the host name's resolution, when not cached
 
 
 class HttpClient:
-    """A pooled HTTP/1.1 client for one fetch partition."""
+    """An HTTP/1.1 client for one fetch partition: many GETs at once, all driven by the
+    caller's thread (``start``, then ``poll`` for what ended)."""
 
     def __init__(self, conf: Mapping[str, Any], hosts: int, resolver: Resolver):
         """``hosts``: how many hosts will be fetched, each keeping one idle connection."""
@@ -197,14 +210,13 @@ class HttpClient:
         timeout_ms = conf["http.timeout"]
         verify = conf["http.tls.verify"]
         self.options = {
-            pycurl.NOSIGNAL: 1,  # threads: no SIGALRM for timeouts
+            pycurl.NOSIGNAL: 1,  # no SIGALRM for timeouts (the resolver's threads)
             pycurl.PROXY: "",  # no proxy from the environment
             pycurl.PROTOCOLS: pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS,
             pycurl.HTTP_VERSION: pycurl.CURL_HTTP_VERSION_1_1,
             pycurl.PATH_AS_IS: 1,  # request the URL as recorded, dot segments and all
             pycurl.HTTP_CONTENT_DECODING: 0,  # decoded here, bounded
             pycurl.FOLLOWLOCATION: 0,
-            pycurl.MAXCONNECTS: 1,
             pycurl.TCP_NODELAY: 1,
             pycurl.CONNECTTIMEOUT_MS: timeout_ms,
             pycurl.LOW_SPEED_LIMIT: 1,
@@ -214,89 +226,120 @@ class HttpClient:
             pycurl.SSL_VERIFYHOST: 2 if verify else 0,
             **(_ca_paths() if verify else {}),
         }
-        # One handle per host so that keep-alive connections survive the round-robin
-        # over hosts; bounded so that a huge partition cannot exhaust file handles.
-        self.kept = max(min(hosts, MAX_KEPT_CONNECTIONS), 1)
-        self._handles: OrderedDict[str, _Handle] = OrderedDict()
-        self._lock = threading.Lock()
+        # A connection kept per host, so that keep-alive survives the round-robin over
+        # hosts; bounded so that a huge partition cannot exhaust file handles.
+        self.loop = CurlLoop(max(min(hosts, MAX_KEPT_CONNECTIONS), 1))
+        # getaddrinfo blocks: host names are resolved beside the loop, not in it.
+        self.lookups = ThreadPoolExecutor(conf["fetcher.threads.fetch"], "resolver")
+        self._idle: list[pycurl.Curl] = []  # easy handles not in a transfer
+        self._running: dict[pycurl.Curl, _Transfer] = {}
+        self._resolving: list[_Transfer] = []
+        self._ended: list[tuple[Any, Exchange]] = []
 
-    def get(self, url: str, extra_headers: Mapping[str, str] | None = None) -> Exchange:
-        """GET one URL without following redirects."""
+    @property
+    def pending(self) -> int:
+        """Requests started and not yet returned by ``poll``."""
+        return len(self._running) + len(self._resolving) + len(self._ended)
+
+    def start(self, url: str, extra_headers: Mapping[str, str] | None = None, tag=None) -> None:
+        """Begin a GET of one URL, without following redirects; ``poll`` returns its
+        ``Exchange`` with ``tag``. Never raises: a failure is the exchange's ``error``."""
         parts = urlsplit(url)
         sent = [("Host", parts.netloc), *self.headers, *(extra_headers or {}).items()]
         exchange = Exchange(url, sent, time.time())
-        start = time.monotonic()
+        transfer = _Transfer(
+            exchange, parts, tag, time.monotonic(), _Body(self.limit), _Gate(self.allow_private)
+        )
         try:
-            handle = self._handle(parts)
-            with handle.lock:
-                self._pin(handle, parts)
-                self._perform(handle.curl, exchange, start)
-        except AddressRefused as exc:
+            host, port = _host_port(parts)
+            allowed = self.resolver.cached(host, port)
+            if allowed is None and not _is_ip(host):
+                transfer.lookup = self.lookups.submit(self.resolver.addresses, host, port)
+                self._resolving.append(transfer)
+                return
+            self._launch(transfer, allowed or self.resolver.addresses(host, port))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded reason
+            self._end(transfer, exc)
+
+    def poll(self, timeout: float) -> list[tuple[Any, Exchange]]:
+        """Let requests progress for up to ``timeout`` seconds, returning as soon as some
+        ended: ``(tag, exchange)`` pairs."""
+        self._launch_resolved()
+        if not self._ended:
+            if self._resolving:
+                timeout = min(timeout, LOOKUP_POLL)
+            for curl, failure in self.loop.wait(timeout):
+                self._finish(self._running.pop(curl), curl, failure)
+                self._idle.append(curl)
+        ended, self._ended = self._ended, []
+        return ended
+
+    def get(self, url: str, extra_headers: Mapping[str, str] | None = None) -> Exchange:
+        """GET one URL and wait for it (for a caller with one request at a time)."""
+        if self.pending:
+            raise RuntimeError("HttpClient.get while requests started with start() are pending")
+        self.start(url, extra_headers)
+        while not (ended := self.poll(IDLE_POLL)):
+            pass
+        return ended[0][1]
+
+    def _launch(self, transfer: _Transfer, allowed: list[tuple]) -> None:
+        """Pin curl to the addresses the resolver allowed and start the transfer."""
+        curl = self._idle.pop() if self._idle else self._new_handle()
+        try:
+            host, port = _host_port(transfer.parts)
+            name = f"{_curl_address(host)}:{port}"
+            addresses = ",".join(_curl_address(a[4][0]) for a in allowed)
+            curl.setopt(pycurl.RESOLVE, [f"-{name}", f"{name}:{addresses}"])
+            curl.setopt(pycurl.URL, transfer.exchange.url)
+            headers = transfer.exchange.request_headers[1:]  # libcurl writes Host itself
+            curl.setopt(pycurl.HTTPHEADER, [f"{k}: {v}".encode("latin-1") for k, v in headers])
+        except Exception:
+            self._idle.append(curl)
+            raise
+        curl.setopt(pycurl.HEADERFUNCTION, transfer.head.append)
+        curl.setopt(pycurl.WRITEFUNCTION, transfer.body.write)
+        curl.setopt(pycurl.PREREQFUNCTION, transfer.gate)
+        transfer.start = time.monotonic()
+        self._running[curl] = transfer
+        self.loop.add(curl)
+
+    def _new_handle(self) -> pycurl.Curl:
+        curl = pycurl.Curl()
+        for option, value in self.options.items():
+            curl.setopt(option, value)
+        return curl
+
+    def _launch_resolved(self) -> None:
+        waiting = []
+        for transfer in self._resolving:
+            if not transfer.lookup.done():
+                waiting.append(transfer)
+                continue
+            try:
+                self._launch(transfer, transfer.lookup.result())
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded reason
+                self._end(transfer, exc)
+        self._resolving = waiting
+
+    def _end(self, transfer: _Transfer, exc: Exception) -> None:
+        """A request that failed before libcurl had it."""
+        exchange = transfer.exchange
+        if isinstance(exc, AddressRefused):
             exchange.error, exchange.error_detail = exc.reason, str(exc)[:500]
-        except ValueError as exc:  # a bad port, a non-ASCII URL or header
+        elif isinstance(exc, ValueError):  # a bad port, a non-ASCII URL or header
             exchange.error = st.REASON_INVALID_URL
             exchange.error_detail = f"{type(exc).__name__}: {exc}"[:500]
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded reason
+        else:
             exchange.error = st.REASON_EXCEPTION
             exchange.error_detail = f"{type(exc).__name__}: {exc}"[:500]
-        exchange.ended_monotonic = time.monotonic()
-        exchange.duration_ms = int((exchange.ended_monotonic - start) * 1000)
-        return exchange
+        self._ended.append((transfer.tag, _timed(exchange, transfer.start)))
 
-    def _handle(self, parts: SplitResult) -> _Handle:
-        key = parts.netloc.lower()
-        with self._lock:
-            handle = self._handles.get(key)
-            if handle is not None:
-                self._handles.move_to_end(key)
-                return handle
-            curl = pycurl.Curl()
-            for option, value in self.options.items():
-                curl.setopt(option, value)
-            handle = self._handles[key] = _Handle(curl)
-            self._evict()
-            return handle
-
-    def _evict(self) -> None:
-        """Close the least recently used idle handles beyond ``kept``."""
-        for key in list(self._handles)[: max(len(self._handles) - self.kept, 0)]:
-            handle = self._handles[key]
-            if handle.lock.acquire(blocking=False):  # one in use is kept until next time
-                del self._handles[key]
-                handle.curl.close()
-                handle.lock.release()
-
-    def _pin(self, handle: _Handle, parts: SplitResult) -> None:
-        """Check the host's addresses and let curl connect to those only."""
-        host = parts.hostname or ""
-        port = parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
-        allowed = self.resolver.addresses(host, port)
-        if allowed is not handle.pinned:
-            addresses = ",".join(_curl_address(a[4][0]) for a in allowed)
-            name = f"{_curl_address(host)}:{port}"
-            handle.curl.setopt(pycurl.RESOLVE, [f"-{name}", f"{name}:{addresses}"])
-            handle.pinned = allowed
-
-    def _perform(self, curl: pycurl.Curl, exchange: Exchange, start: float) -> None:
-        head: list[bytes] = []
-        body = _Body(self.limit)
-        curl.setopt(pycurl.URL, exchange.url)
-        curl.setopt(
-            pycurl.HTTPHEADER,
-            [f"{k}: {v}".encode("latin-1") for k, v in exchange.request_headers[1:]],
-        )
-        curl.setopt(pycurl.HEADERFUNCTION, head.append)
-        curl.setopt(pycurl.WRITEFUNCTION, body.write)
-        gate = _Gate(self.allow_private)
-        curl.setopt(pycurl.PREREQFUNCTION, gate)
-        failure = None
-        try:
-            curl.perform()
-        except pycurl.error as exc:
-            failure = exc
+    def _finish(self, transfer: _Transfer, curl: pycurl.Curl, failure: pycurl.error | None):
+        exchange, body, gate = transfer.exchange, transfer.body, transfer.gate
         raw = body.take()
-        status_line, exchange.response_headers = parse_head(head)
-        head.clear()
+        status_line, exchange.response_headers = parse_head(transfer.head)
+        transfer.head.clear()
         if status_line is not None:
             exchange.status = curl.getinfo(pycurl.RESPONSE_CODE) or None
             exchange.reason_phrase = _reason_phrase(status_line)
@@ -307,13 +350,13 @@ class HttpClient:
             exchange.error = st.REASON_CONNECTION
             exchange.error_detail = "connection closed before an answer (not sent again)"
         elif failure is not None:
-            self._failed(exchange, failure, body, start)
-        if exchange.status is None:
-            return
-        encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
-        exchange.raw_body = raw
-        exchange.body, bomb = decode_body(exchange.raw_body, encoding, self.limit)
-        exchange.truncated = exchange.truncated or body.cut or bomb
+            self._failed(exchange, failure, body, transfer.start)
+        if exchange.status is not None:
+            encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
+            exchange.raw_body = raw
+            exchange.body, bomb = decode_body(raw, encoding, self.limit)
+            exchange.truncated = exchange.truncated or body.cut or bomb
+        self._ended.append((transfer.tag, _timed(exchange, transfer.start)))
 
     def _failed(self, exchange: Exchange, failure: pycurl.error, body: _Body, start: float):
         code, message = failure.args
@@ -333,11 +376,33 @@ class HttpClient:
         exchange.error_detail = f"curl error {code}: {message}"[:500]
 
     def close(self) -> None:
-        """Close pooled connections."""
-        with self._lock:
-            for handle in self._handles.values():
-                handle.curl.close()
-            self._handles.clear()
+        """Close pooled connections; requests still pending are dropped."""
+        self.lookups.shutdown(wait=False, cancel_futures=True)
+        for curl in [*self._running, *self._idle]:
+            curl.close()
+        self._running.clear()
+        self._idle.clear()
+        self.loop.close()
+
+
+def _timed(exchange: Exchange, start: float) -> Exchange:
+    exchange.ended_monotonic = time.monotonic()
+    exchange.duration_ms = int((exchange.ended_monotonic - start) * 1000)
+    return exchange
+
+
+def _host_port(parts: SplitResult) -> tuple[str, int]:
+    """Host and port of a URL (``ValueError`` for a bad port)."""
+    return parts.hostname or "", parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
+
+
+def _is_ip(host: str) -> bool:
+    """An IP literal: resolved without a lookup, so at once."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_head(lines: list[bytes]) -> tuple[str | None, list[tuple[str, str]]]:

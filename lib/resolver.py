@@ -65,13 +65,18 @@ class Resolver:
         self._cache: dict[tuple[str, int], tuple[float, list]] = {}
         self._lock = threading.Lock()
 
+    def cached(self, host: str, port: int) -> list[tuple] | None:
+        """The host's allowed addresses if a fresh answer is cached (no lookup), else ``None``."""
+        with self._lock:
+            entry = self._cache.get((host.lower(), port))
+        return entry[1] if entry and self.clock() < entry[0] else None
+
     def addresses(self, host: str, port: int) -> list[tuple]:
         """``(family, type, proto, canonname, sockaddr)`` entries the fetcher may use."""
+        cached = self.cached(host, port)
+        if cached is not None:
+            return cached
         key = (host.lower(), port)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached and self.clock() < cached[0]:
-                return cached[1]
         try:
             answers = self.lookup(host, port, type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError) as exc:

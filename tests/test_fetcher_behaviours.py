@@ -1,7 +1,9 @@
 """The fetcher against a hostile and broken web, each case proven from the request log."""
 
 import itertools
+import time
 import tracemalloc
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import TEST_SERVER_DELAY
@@ -10,6 +12,7 @@ from weblog import by_host, entries_for, politeness_violations
 from crawldb import status as st
 from lib.config import load_config
 from lib.fetcher import PartitionFetcher
+from lib.http import REASON_TIME_LIMIT
 from lib.urls import host_of
 
 pytestmark = pytest.mark.web
@@ -195,3 +198,23 @@ def test_slow_server_gets_a_longer_pause(web):
     requests = [e for e in by_host(log)[host] if e["path"].startswith("/page/")]
     gaps = [b["start"] - a["end"] for a, b in zip(requests, requests[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 10 * 0.15 * 0.9  # ~10 x the response time
+
+
+def test_round_time_limit_sends_the_urls_not_reached_back(web):
+    base, host = web.site.base(2), web.site.hosts[2]
+    urls = [f"{base}/page/{k}" for k in range(1, 31)]
+    began = time.time()
+    # 0.02 minutes: 1.2 s, room for about five requests at the test web's 0.25 s delay.
+    pages, _, log = fetch(web, urls, "fetcher.timelimit.mins=0.02", "sitemap.fetch=false")
+    ended = time.time()
+    assert set(pages) == set(urls)  # every URL has its row: nothing lost
+    reached = [u for u in urls if pages[u]["reason"] != REASON_TIME_LIMIT]
+    left = [u for u in urls if pages[u]["reason"] == REASON_TIME_LIMIT]
+    assert 1 <= len(reached) <= 6 and len(left) == len(urls) - len(reached)
+    assert all(pages[u]["fetch_status"] == st.SUCCESS for u in reached)
+    assert {pages[u]["fetch_status"] for u in left} == {st.SKIPPED}
+    assert {pages[u]["attempts"] for u in left} == {0}
+    requested = [e["path"] for e in log if e["host"] == host and e["path"].startswith("/page/")]
+    assert sorted(requested) == sorted(urlsplit(u).path for u in reached)
+    assert max(e["start"] for e in log) <= began + 1.2 + 0.05  # none started after the limit
+    assert ended - began < 1.2 + 2.0  # the round ended at the limit, not after the host

@@ -69,15 +69,23 @@ def test_take_remaining_add_first_and_not_before():
     assert scheduler.next_ready() is DONE
 
 
-def test_deadline_stops_handing_out_and_take_all_returns_the_rest():
+def test_take_all_returns_what_is_left_when_the_round_ends():
     clock = FakeClock()
     scheduler = PoliteScheduler(clock)
     scheduler.add("a", "a1")
     scheduler.add("b", "b1")
     scheduler.add("b", "b2")
-    assert scheduler.acquire(deadline=101.0) == ("a", "a1")
-    clock.now = 101.0
-    assert scheduler.acquire(deadline=101.0) is None
+    assert scheduler.next_ready() == ("a", "a1")
     scheduler.release("a", next_start=None)
     assert sorted(scheduler.take_all()) == [("b", "b1"), ("b", "b2")]
     assert scheduler.next_ready() is DONE
+
+
+def test_many_hosts_emptied_while_waiting_are_passed_over():
+    clock = FakeClock()
+    scheduler = PoliteScheduler(clock)
+    for k in range(5000):  # more than Python's recursion limit
+        scheduler.add(f"h{k}", "x")
+        scheduler.take_remaining(f"h{k}")
+    scheduler.add("last", "y")
+    assert scheduler.next_ready() == ("last", "y")

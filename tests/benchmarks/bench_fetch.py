@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from lib.config import load_config
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PYTHON = sys.executable
@@ -171,7 +173,10 @@ def main() -> int:
         "--words", type=int, default=800, help="words of text a page (800: ~4.5 KB)"
     )
     parser.add_argument(
-        "--threads", type=int, default=16, help="fetcher.threads.fetch (default: its default)"
+        "--threads",
+        type=int,
+        default=load_config()["fetcher.threads.fetch"],
+        help="fetcher.threads.fetch, and the bare loops' concurrency (default: its default)",
     )
     parser.add_argument("--skip-scrapy", action="store_true")
     args = parser.parse_args()

@@ -428,7 +428,7 @@ class PartitionFetcher:
         """Normalized redirect target; queued now when on this host and within the limit."""
         location = exchange.header("Location")
         target = resolve(location, task.url) if location else None
-        key = clean(target, self.url_filter)[0] if target else None
+        key = clean(target, self.url_filter, resolved=True)[0] if target else None
         if key is None:
             return None
         within = host_of(key) == host and task.hops < self.conf["http.redirect.max"]

@@ -57,4 +57,4 @@ def advertised(doc, base: str, url_filter: UrlFilter) -> list[str]:
 
 def _clean(href: str, base: str, url_filter: UrlFilter) -> str | None:
     absolute = resolve(href, base)
-    return clean(absolute, url_filter)[0] if absolute else None
+    return clean(absolute, url_filter, resolved=True)[0] if absolute else None

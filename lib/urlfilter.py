@@ -23,7 +23,7 @@ from typing import Any
 
 from ada_url import URL
 
-from lib.urls import UrlNormalizer
+from lib.urls import UrlNormalizer, normalize_resolved, plain_parts
 
 
 class RegexRules:
@@ -93,21 +93,26 @@ class UrlFilter:
 
     def reject(self, url: str) -> str | None:
         """Why the normalized URL is out of scope, or ``None`` when it is kept."""
-        parsed = URL(url)
-        if parsed.protocol.rstrip(":") not in self.schemes:
+        parts = plain_parts(url)
+        if parts is not None:  # most keys: read as the parser would, without parsing
+            (scheme, host, path), search = parts, ""
+        else:
+            parsed = URL(url)
+            scheme, host = parsed.protocol.rstrip(":"), parsed.hostname
+            path, search = parsed.pathname, parsed.search
+        if scheme not in self.schemes:
             return "scheme"
         if len(url) > self.max_length:
             return "too_long"
-        path = parsed.pathname
         if path.lower().endswith(self.suffixes):
             return "suffix"
-        if self._host_refused(parsed.hostname):
+        if self._host_refused(host):
             return "host_denied"
-        if self.opted_out and _host_matches(parsed.hostname, self.opted_out):
+        if self.opted_out and _host_matches(host, self.opted_out):
             return "opted_out"
         if self.regex is not None and not self.regex.accepts(url):
             return "regex"
-        return self._trap(path, parsed.search)
+        return self._trap(path, search)
 
     def _host_refused(self, host: str) -> bool:
         if self.allow and not _host_matches(host, self.allow):
@@ -124,9 +129,11 @@ class UrlFilter:
         return None
 
 
-def clean(url: str, url_filter: UrlFilter) -> tuple[str | None, str | None]:
-    """Normalize then filter an absolute URL: ``(key, None)`` or ``(None, reason)``."""
-    key = url_filter.normalizer.key(url)
+def clean(url: str, url_filter: UrlFilter, resolved: bool = False) -> tuple[str | None, str | None]:
+    """Normalize then filter an absolute URL: ``(key, None)`` or ``(None, reason)``.
+    ``resolved``: the URL is ``lib.urls.resolve``'s output (normalized faster)."""
+    normalizer = url_filter.normalizer
+    key = normalize_resolved(url, normalizer.strip) if resolved else normalizer.key(url)
     if key is None:
         return None, "invalid"
     reason = url_filter.reject(key)

@@ -1,8 +1,12 @@
 import codecs
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lib.config import load_config
 from lib.encoding import decide_encoding
-from lib.parse import is_html, parse_page
+from lib.parse import fold_space, is_html, parse_page
 
 CONF = load_config()
 PAGE = b"""<!DOCTYPE html><html><head><title> My  Page </title>
@@ -199,3 +203,12 @@ def test_a_page_naming_its_own_address_is_fingerprinted_without_it():
         "http://h.test/gone later", _not_found_page("/another/path"), "text/html", CONF
     )
     assert other.simhash != page.simhash
+
+
+_WHITESPACE = [c for c in map(chr, range(0x3001)) if c.isspace()]
+
+
+@given(st.lists(st.sampled_from(["a", "é", "x-y", *_WHITESPACE]), max_size=40))
+def test_fold_space_folds_exactly_what_the_whitespace_regex_matches(pieces):
+    text = "".join(pieces)
+    assert fold_space(text) == re.sub(r"\s+", " ", text).strip()

@@ -190,3 +190,94 @@ def test_opted_out_hosts_are_refused():
     url_filter = UrlFilter(load_config(overrides=["db.optout.hosts=quiet.org"]))
     assert url_filter.reject("http://www.quiet.org/x") == "opted_out"
     assert url_filter.reject("http://loud.org/x") is None
+
+
+_HREFS = [
+    "/page/13",
+    "page/2",
+    "../a/./b",
+    "//other.test/x",
+    "?q=1",
+    "#frag",
+    "",
+    " /spaced ",
+    "HTTP://EXAMPLE.com/A",
+    "\\a\\b",
+    "a b",
+    "/a;jsessionid=1?x=2",
+    "/%7Euser/%41%2f",
+    "http://127.0.0.1:80/",
+    "http://0x7f.1/",
+    "http://1.2.3/",
+    "http://01.2.3.4/x",
+    "http://xn--bcher-kva.de/",
+    "http://bücher.de/a",
+    "http://[::1]:8080/a",
+    "http://a.test:65536/",
+    "http://user:pw@a.test/",
+    "mailto:a@b.test",
+    "javascript:void(0)",
+    "ftp://a.test/x",
+    "/a.GIF",
+    "/a/b/a/b/a/b/a/b/",
+    "https://a.test:443/x",
+    "/x?",
+    "/x#",
+    "http://www.Example.test./x",
+    "http://a_b.test/x",
+    "/ä?ö=1",
+    "/x\t/y",
+    "/?utm_source=1&b=2",
+    "http://a.test/p?" + "&".join(map(str, range(25))),
+    "http://[bad",
+    "http://a.test:99999/",
+    "http://deny.test/x",
+    "http://sub.deny.test/x",
+    "/a/../../..",
+    "http://A.TEST",
+    "http://a.test/%zz",
+    "http://255.255.255.255/",
+    "http://256.1.1.1/",
+    "/x;y",
+    "/x%3b",
+]
+_BASES = ["http://127.0.40.1:8080/page/3", "https://www.a.test/dir/index.html?x=1", None]
+
+
+def _corpus():
+    for base in _BASES:
+        for href in _HREFS:
+            yield href, base
+
+
+def test_fast_resolve_and_clean_agree_with_the_parser(monkeypatch):
+    url_filter = UrlFilter(load_config(overrides=["urlfilter.hosts.deny=deny.test"]))
+    seen = 0
+    for href, base in _corpus():
+        try:
+            expected = URL(href, base=base).href if base is not None else URL(href).href
+        except ValueError:
+            expected = None
+        absolute = resolve(href, base)
+        assert absolute == expected, (href, base)
+        if absolute is None:
+            continue
+        seen += 1
+        assert clean(absolute, url_filter, resolved=True) == clean(absolute, url_filter), absolute
+    assert seen > 100
+
+
+def test_reject_reads_plain_keys_as_the_parser_does(monkeypatch):
+    url_filter = UrlFilter(load_config(overrides=["urlfilter.hosts.deny=deny.test"]))
+    keys = set()
+    for href, base in _corpus():
+        absolute = resolve(href, base)
+        key = url_filter.normalizer.key(absolute) if absolute else None
+        if key:
+            keys.add(key)
+    fast = {key: url_filter.reject(key) for key in keys}
+    monkeypatch.setattr("lib.urlfilter.plain_parts", lambda key: None)
+    assert {key: url_filter.reject(key) for key in keys} == fast
+    assert {"suffix", "host_denied", "query_params", "repeated_segments", None} <= set(
+        fast.values()
+    )

@@ -205,6 +205,8 @@ _HREFS = [
     "\\a\\b",
     "a b",
     "/a;jsessionid=1?x=2",
+    "/a;jsessionid=1",
+    "/a;JSESSIONID=2/b",
     "/%7Euser/%41%2f",
     "http://127.0.0.1:80/",
     "http://0x7f.1/",

@@ -297,7 +297,11 @@ class PartitionFetcher:
             self._drain(host, _HOST_FAILURES[exchange.error], exchange.error)
         elif verdict.open_circuit:
             self._drain(host, st.SKIPPED, REASON_CIRCUIT)
-        return exchange.ended_monotonic + verdict.pause
+        # A response cut at a limit was still being sent when the client hung up; the
+        # server's request ends when it notices, which the client cannot see (a loaded
+        # server logged it after the client's cut): the pause counts twice.
+        pause = verdict.pause * 2 if exchange.truncated else verdict.pause
+        return exchange.ended_monotonic + pause
 
     def _refused_before_request(self, host: str, task: FetchItem) -> bool:
         if scheme_of(task.url) not in ("http", "https"):

@@ -161,9 +161,13 @@ def test_compression_bomb_is_bounded(web):
 
 def test_truncation_at_the_size_limit(web):
     base = web.site.base(0)
-    pages, _, _ = fetch(web, [f"{base}/large"], "http.content.limit=50000")
+    pages, _, log = fetch(web, [f"{base}/large"], "http.content.limit=50000")
     row = pages[f"{base}/large"]
     assert row["truncated"] and row["content_length"] == 50000
+    # The server may notice the hang-up late: the next request waits twice the pause.
+    cut = (row["fetched_at"] + row["duration_ms"]) / 1000
+    after = [e["start"] for e in log if e["path"] == "/sitemap.xml"]
+    assert after and after[0] - cut >= 2 * TEST_SERVER_DELAY - 0.01
 
 
 def test_redirect_loop_is_stopped(web):

@@ -40,12 +40,10 @@ class CurlLoop:
         self.multi.setopt(pycurl.M_TIMERFUNCTION, self._set_timer)
         self.selector = selectors.DefaultSelector()
         self.timer: float | None = None  # when libcurl wants its timeout action
-        self.running = 0
 
     def add(self, curl: pycurl.Curl) -> None:
         """Start a transfer (libcurl asks for a timer at once, so it begins in ``wait``)."""
         self.multi.add_handle(curl)
-        self.running += 1
 
     def wait(self, timeout: float) -> list[tuple[pycurl.Curl, pycurl.error | None]]:
         """Let transfers progress for up to ``timeout`` seconds, returning as soon as some
@@ -81,7 +79,6 @@ class CurlLoop:
                 break
         for curl, _ in done:
             self.multi.remove_handle(curl)
-        self.running -= len(done)
         return done
 
     def _watch(self, what: int, fd: int, _multi, _socketp) -> None:

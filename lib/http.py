@@ -181,12 +181,13 @@ class _Transfer:
     """A request on its way: what libcurl's callbacks fill in, and whom it is for."""
 
     exchange: Exchange
-    parts: SplitResult
     tag: Any
     start: float  # monotonic, when the request was given to libcurl
     body: _Body
     gate: _Gate
     head: list[bytes] = field(default_factory=list)
+    host: str = ""
+    port: int = 0
     lookup: Future | None = None  # the host name's resolution, when not cached
 
 
@@ -248,10 +249,10 @@ class HttpClient:
         sent = [("Host", parts.netloc), *self.headers, *(extra_headers or {}).items()]
         exchange = Exchange(url, sent, time.time())
         transfer = _Transfer(
-            exchange, parts, tag, time.monotonic(), _Body(self.limit), _Gate(self.allow_private)
+            exchange, tag, time.monotonic(), _Body(self.limit), _Gate(self.allow_private)
         )
         try:
-            host, port = _host_port(parts)
+            host, port = transfer.host, transfer.port = _host_port(parts)
             allowed = self.resolver.cached(host, port)
             if allowed is None and not _is_ip(host):
                 transfer.lookup = self.lookups.submit(self.resolver.addresses, host, port)
@@ -287,8 +288,7 @@ class HttpClient:
         """Pin curl to the addresses the resolver allowed and start the transfer."""
         curl = self._idle.pop() if self._idle else self._new_handle()
         try:
-            host, port = _host_port(transfer.parts)
-            name = f"{_curl_address(host)}:{port}"
+            name = f"{_curl_address(transfer.host)}:{transfer.port}"
             addresses = ",".join(_curl_address(a[4][0]) for a in allowed)
             curl.setopt(pycurl.RESOLVE, [f"-{name}", f"{name}:{addresses}"])
             curl.setopt(pycurl.URL, transfer.exchange.url)

@@ -63,15 +63,6 @@ class PoliteScheduler:
             raise RuntimeError(f"add_first({host!r}) while the host is not held")
         queue.items.appendleft(item)
 
-    def knows(self, host: str) -> bool:
-        """True once the host has a queue."""
-        return host in self._queues
-
-    @property
-    def host_count(self) -> int:
-        """Hosts that have a queue."""
-        return len(self._queues)
-
     def not_before(self, host: str, moment: float) -> None:
         """Hold a queued, idle host back until ``moment`` (e.g. a retried task's first pause)."""
         queue = self._queues[host]

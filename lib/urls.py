@@ -147,8 +147,8 @@ def normalize_resolved(href: str, strip: ParamStripper | None = None) -> str | N
 def plain_parts(key: str) -> tuple[str, str, str] | None:
     """``(scheme, host, path)`` of a normalized http(s) URL with a plain host (see
     ``_PLAIN_HOST``) and no query, read without parsing it; ``None`` for the others."""
-    plain = _PLAIN_HOST.match(key)
-    if plain is None or "xn--" in plain.group(1) or int(plain.group(2) or 0) > 65535:
+    plain = _plain_host(key)
+    if plain is None:
         return None
     path = key[plain.end(0) - 1 :]
     if not path.startswith("/") or "?" in path or "#" in path:
@@ -161,10 +161,18 @@ def host_of(url: str) -> str:
 
     Read straight from a URL in canonical form (crawldb keys, normalized links: most
     calls, about a fifth of the parser's cost); parsed otherwise."""
-    plain = _PLAIN_HOST.match(url)
-    if plain is None or "xn--" in plain.group(1) or int(plain.group(2) or 0) > 65535:
+    plain = _plain_host(url)
+    if plain is None:
         return URL(url).hostname  # the parser checks punycode and ports
     return plain.group(1)
+
+
+def _plain_host(url: str) -> re.Match[str] | None:
+    """``_PLAIN_HOST``'s match when the parser would keep the host and port as written."""
+    plain = _PLAIN_HOST.match(url)
+    if plain is None or "xn--" in plain.group(1) or int(plain.group(2) or 0) > 65535:
+        return None
+    return plain
 
 
 def scheme_of(url: str) -> str:

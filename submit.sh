@@ -35,9 +35,8 @@ Other commands:
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
 
-Environment: TRAWL_CACHE (jar cache), TRAWL_DRIVER_MEMORY (default 2g),
-TRAWL_DRIVER_JAVA_OPTIONS (replaces conf/driver-java-options), PYTHON (interpreter used
-to create .venv, default python3.11 or python3).
+Environment: TRAWL_CACHE (jar cache), TRAWL_DRIVER_MEMORY (default 2g), PYTHON (interpreter
+used to create .venv, default python3.11 or python3).
 USAGE
 }
 
@@ -63,16 +62,6 @@ from importlib.metadata import version
 spark = ".".join(version("pyspark").split(".")[:2])
 print(f"io.delta:delta-spark_{spark}_2.13:{version('delta-spark')}")
 PY
-}
-
-driver_java_options() {
-  # The driver JVM's options: $TRAWL_DRIVER_JAVA_OPTIONS, else conf/driver-java-options
-  # without its comments (jobs/common.py reads the same file).
-  if [[ -n "${TRAWL_DRIVER_JAVA_OPTIONS+set}" ]]; then
-    printf '%s' "$TRAWL_DRIVER_JAVA_OPTIONS"
-  else
-    grep -v '^[[:space:]]*#' "$ROOT/conf/driver-java-options" | xargs
-  fi
 }
 
 cached_jars() {
@@ -112,7 +101,7 @@ run_job() {
     --conf "spark.pyspark.python=$VENV/bin/python"
     --conf "spark.pyspark.driver.python=$VENV/bin/python"
     --driver-memory "${TRAWL_DRIVER_MEMORY:-2g}"
-    --driver-java-options "$(driver_java_options) -Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
+    --driver-java-options "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties")
   if [[ "$master" != local* ]]; then
     # Ship the project's code to the executors; built under a temporary name so that
     # two submits at once never ship a half-written archive.

@@ -23,8 +23,6 @@ from jobs.layout import DataDir
 from jobs.lock import DataDirLock, LockedError
 from lib.config import Config, ConfigError, load_config
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
-
 DELTA_EXTENSIONS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -122,25 +120,16 @@ def build_spark(name: str, conf: Config, master: str | None = None):
         from delta import configure_spark_with_delta_pip
 
         builder = builder.config("spark.jars.ivy", str(cache_dir() / "ivy"))
-        options = [driver_java_options()]
-        log_conf = CONF_DIR / "log4j2.properties"
+        log_conf = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
         if log_conf.is_file():
-            options.append(f"-Dlog4j2.configurationFile=file:{log_conf}")
-        builder = builder.config("spark.driver.extraJavaOptions", " ".join(options))
+            builder = builder.config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}"
+            )
         builder = configure_spark_with_delta_pip(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     record_resolved_jars(spark)
     return spark
-
-
-def driver_java_options() -> str:
-    """The driver JVM's options: ``$TRAWL_DRIVER_JAVA_OPTIONS`` when set, else those of
-    ``conf/driver-java-options`` (submit.sh reads the same)."""
-    if "TRAWL_DRIVER_JAVA_OPTIONS" in os.environ:
-        return os.environ["TRAWL_DRIVER_JAVA_OPTIONS"]
-    lines = (CONF_DIR / "driver-java-options").read_text(encoding="utf-8").splitlines()
-    return " ".join(line.strip() for line in lines if line.strip() and not line.startswith("#"))
 
 
 def record_resolved_jars(spark) -> None:
@@ -199,11 +188,8 @@ def with_millis(frame, table: Table):
 
 
 def row_dict(row) -> dict | None:
-    """A Spark Row (possibly NULL) of scalar, array and map columns as a plain dict.
-
-    Not ``asDict(recursive=True)``: the rows given here hold no nested struct (maps come
-    as dicts already), and its recursion into every value cost a merge ~12 us a row."""
-    return None if row is None else row.asDict()
+    """A Spark Row (possibly NULL) as a plain dict, nested rows included."""
+    return None if row is None else row.asDict(recursive=True)
 
 
 @contextmanager

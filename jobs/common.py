@@ -188,8 +188,11 @@ def with_millis(frame, table: Table):
 
 
 def row_dict(row) -> dict | None:
-    """A Spark Row (possibly NULL) as a plain dict, nested rows included."""
-    return None if row is None else row.asDict(recursive=True)
+    """A Spark Row (possibly NULL) of scalar, array and map columns as a plain dict.
+
+    Not ``asDict(recursive=True)``: the rows given here hold no nested struct (maps come
+    as dicts already), and its recursion into every value cost a merge ~12 us a row."""
+    return None if row is None else row.asDict()
 
 
 @contextmanager

@@ -201,10 +201,11 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
         fetchlist.repartition(partitions, "host").write.format("delta").save(
             segment.table("fetchlist")
         )
-    if conf["generate.update.crawldb"]:
-        mark_generated(spark, data, segment, now)
+    # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).
     selected.unpersist()
     pauses.unpersist()
+    if conf["generate.update.crawldb"]:
+        mark_generated(spark, data, segment, now)
     tiers = {t: tiers.get(t, 0) for t in TIERS}
     summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
     summary = {**summary, "skew_expected": skew_expected, "seconds": round(clock.seconds, 1)}

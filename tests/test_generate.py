@@ -7,10 +7,11 @@ from pyspark.sql import functions as F
 
 from crawldb.merge import new_row
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
-from crawldb.schema import CRAWLDB
+from crawldb.schema import CRAWLDB, ROBOTS
 from jobs.common import rows_to_df
 from jobs.generate import generate, select_due
 from jobs.layout import DataDir
+from jobs.robots_cache import host_pauses
 from jobs.store import ensure_crawldb, merge_rows
 from lib.config import load_config
 
@@ -225,3 +226,35 @@ def test_per_domain_cap_counts_all_hosts_of_a_registered_domain(spark):
     assert hosts.count("www.other.org") == 2
     by_host = load_config(overrides=["generate.max.count=2"])
     assert len(select_due(frame, by_host, NOW).collect()) == 6
+
+
+def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
+    """A host's pause is the larger of fetcher.server.delay and the Crawl-delay of its
+    fresh cached robots.txt (for Trawl's agent); a 404, a stale entry or no entry gives
+    the server delay."""
+    data = DataDir.at(tmp_path / "data")
+    conf = load_config(overrides=["fetcher.server.delay=0.5", "http.agent.name=trawl"])
+    fresh, stale = int(time.time() * 1000), int(time.time() * 1000) - 10 * 86_400_000
+    robots = b"User-agent: trawl\nCrawl-delay: 4\n\nUser-agent: *\nCrawl-delay: 9\n"
+    cached = [
+        ("slow.test", "http://slow.test/robots.txt", fresh, 200, robots),
+        ("tiny.test", "http://tiny.test/robots.txt", fresh, 200, b"Crawl-delay: 0.1\n"),
+        ("gone.test", "http://gone.test/robots.txt", fresh, 404, b"Crawl-delay: 7\n"),
+        ("old.test", "http://old.test/robots.txt", stale, 200, robots),
+    ]
+    table = spark.createDataFrame(cached, ROBOTS.python_ddl)
+    table.withColumn("fetched_at", F.timestamp_millis("fetched_at")).write.format("delta").save(
+        data.robots
+    )
+    hosts = spark.createDataFrame(
+        [(h,) for h in ("slow.test", "tiny.test", "gone.test", "old.test", "new.test")],
+        "host STRING",
+    )
+    pauses = {r["host"]: r["pause"] for r in host_pauses(spark, data, conf, hosts).collect()}
+    assert pauses == {
+        "slow.test": 4.0,
+        "tiny.test": 0.5,
+        "gone.test": 0.5,
+        "old.test": 0.5,
+        "new.test": 0.5,
+    }

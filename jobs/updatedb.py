@@ -25,8 +25,9 @@ from jobs.common import (
     job_parser,
     now_ms,
     progress,
+    row_dict,
+    rows_to_df,
     with_millis,
-    with_timestamps,
 )
 from jobs.fetch import pages
 from jobs.freshness import freshness
@@ -187,7 +188,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
     touched, refused, cached = touched_rows(spark, settings, old, segment)
-    changed = merged_rows(touched, settings, segment.name, now_ms())
+    merge = partial(_merge, settings, segment.name, now_ms())
+    changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
     templates = soft_404_templates(spark, settings, data, segment)
     if templates is not None:
         distance = settings["dedup.simhash.distance"]
@@ -262,53 +264,28 @@ def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def merged_rows(touched, conf: dict, segment: str, stamp: int):
-    """The crawldb rows ``update_row`` changes, one per touched row that changed.
-
-    Through Arrow batches (``mapInArrow``), not an RDD of Rows: the JVM pickled each
-    touched row's three structs with their field names and Python rebuilt them as Row
-    objects, most of the merge task's time."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType
-
-    struct = StructType.fromDDL(CRAWLDB.python_ddl)
-    merge = partial(_merge_batches, conf, segment, stamp, to_arrow_schema(struct))
-    return with_timestamps(touched.mapInArrow(merge, struct), CRAWLDB)
-
-
-def _merge_batches(conf: dict, segment: str, stamp: int, schema, batches):
-    import pyarrow as pa
-
+def _merge(conf: dict, segment: str, stamp: int, rows):
     normalizer = UrlNormalizer(conf)  # once per partition
-    for batch in batches:
-        changed = [
-            new
-            for row in batch.to_pylist()
-            if (new := _merge_row(conf, segment, stamp, normalizer, row)) is not None
-        ]
-        if changed:
-            yield pa.RecordBatch.from_pylist(changed, schema=schema)
-
-
-def _merge_row(conf: dict, segment: str, stamp: int, normalizer: UrlNormalizer, row: dict):
-    url, old, fetch, links = row["url"], row["old"], row["fetch"], row["links"]
-    if old is not None and old["metadata"] is not None:
-        old["metadata"] = dict(old["metadata"])  # Arrow gives a map as (key, value) pairs
-    # Each side carries the URL's host (host_of, when it was written): not parsed again.
-    host = (old or links or fetch)["host"]
-    # update_row needs a dedup key only for a URL fetched but neither known nor linked.
-    unlinked = old is None and links is None
-    return update_row(
-        url,
-        host,
-        old,
-        fetch,
-        links,
-        segment=segment,
-        now_ms=stamp,
-        conf=conf,
-        dedup_key=normalizer.dedup(url) if unlinked else None,
-    )
+    for row in rows:
+        url = row["url"]
+        old, fetch, links = row_dict(row["old"]), row_dict(row["fetch"]), row_dict(row["links"])
+        # Each side carries the URL's host (host_of, when it was written): not parsed again.
+        host = (old or links or fetch)["host"]
+        # update_row needs a dedup key only for a URL fetched but neither known nor linked.
+        unlinked = old is None and links is None
+        new = update_row(
+            url,
+            host,
+            old,
+            fetch,
+            links,
+            segment=segment,
+            now_ms=stamp,
+            conf=conf,
+            dedup_key=normalizer.dedup(url) if unlinked else None,
+        )
+        if new is not None:
+            yield new
 
 
 def main(argv: list[str] | None = None) -> int:

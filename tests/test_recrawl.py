@@ -115,3 +115,19 @@ def test_freshness_figures(spark, recrawled):
     figures = freshness(spark.read.format("delta").load(data.crawldb), int(later))
     assert (figures["due"], figures["overdue"], figures["fresh"]) == (0.5, 0.5, 0.5)
     assert figures["age_days"]["30-90"] == FRESH_PAGES
+
+
+def test_seed_metadata_survives_the_rounds(spark, web, tmp_path):
+    """A seed's metadata (a map column) stays on its crawldb row through the merges of
+    two rounds of updatedb; a seed given none keeps none."""
+    base = web.site.base(0)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"{base}/fresh/1\tcategory=news\tcustomer=acme\n{base}/fresh/2\n")
+    data = tmp_path / "data"
+    args = web_crawl_args(data, AGENT_URL, "db.max.depth=1")
+    assert crawl.main(["--seeds", str(seeds), "--rounds", "2", *args]) == 0
+    rows = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
+    first, second = rows[f"{base}/fresh/1"], rows[f"{base}/fresh/2"]
+    assert first["status"] == st.FETCHED and second["status"] == st.FETCHED
+    assert first["metadata"] == {"category": "news", "customer": "acme"}
+    assert not second["metadata"]

@@ -201,16 +201,12 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     # Counted from the cached verdicts before the merge: the merge's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
     rejected = rejected_counts(spark, segment, refused)
-    # The MERGE's commit re-plans every cached frame that reads the crawldb, and each
-    # re-plan lists the files of every Delta table it reads (a Spark job per table):
-    # merge a checkpoint of the changed rows, with no cache left on the crawldb.
-    source = changed.localCheckpoint()
-    for frame in (changed, *cached, old):
-        frame.unpersist()
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
-            merge_rows(spark, data, source, f"trawl updatedb segment={segment.name}")
+            merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
+    changed.unpersist()
+    old.unpersist()
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
         write_behind.later(spark, "soft404", store_probes, data, segment)
@@ -218,6 +214,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected
+    for frame in cached:
+        frame.unpersist()
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
     record(spark, data.root, "updatedb", segment.name, summary)

@@ -69,6 +69,9 @@ def spark():
             "spark.ui.enabled=false",
             "spark.sql.shuffle.partitions=2",
             "spark.default.parallelism=2",
+            # The session lives through every test, and each crawl's Delta logs and
+            # snapshots stay cached in it: pyspark's default 1 GB ran out in CI.
+            "spark.driver.memory=2g",
         ]
     )
     # local[2,3]: two cores, and a failed task is tried up to 3 times, as on a cluster.

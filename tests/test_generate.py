@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 from crawldb.merge import new_row
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
 from crawldb.schema import CRAWLDB, ROBOTS
-from jobs.common import rows_to_df
+from jobs.common import rows_to_df, with_timestamps
 from jobs.generate import generate, select_due
 from jobs.layout import DataDir
 from jobs.robots_cache import host_pauses
@@ -234,7 +234,8 @@ def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
     the server delay."""
     data = DataDir.at(tmp_path / "data")
     conf = load_config(overrides=["fetcher.server.delay=0.5", "http.agent.name=trawl"])
-    fresh, stale = int(time.time() * 1000), int(time.time() * 1000) - 10 * 86_400_000
+    fresh = int(time.time() * 1000)
+    stale = fresh - 10 * 86_400_000
     robots = b"User-agent: trawl\nCrawl-delay: 4\n\nUser-agent: *\nCrawl-delay: 9\n"
     cached = [
         ("slow.test", "http://slow.test/robots.txt", fresh, 200, robots),
@@ -242,10 +243,8 @@ def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
         ("gone.test", "http://gone.test/robots.txt", fresh, 404, b"Crawl-delay: 7\n"),
         ("old.test", "http://old.test/robots.txt", stale, 200, robots),
     ]
-    table = spark.createDataFrame(cached, ROBOTS.python_ddl)
-    table.withColumn("fetched_at", F.timestamp_millis("fetched_at")).write.format("delta").save(
-        data.robots
-    )
+    table = with_timestamps(spark.createDataFrame(cached, ROBOTS.python_ddl), ROBOTS)
+    table.write.format("delta").save(data.robots)
     hosts = spark.createDataFrame(
         [(h,) for h in ("slow.test", "tiny.test", "gone.test", "old.test", "new.test")],
         "host STRING",

@@ -201,12 +201,17 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     # Counted from the cached verdicts before the merge: the merge's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
     rejected = rejected_counts(spark, segment, refused)
+    # The MERGE's commit re-plans every cached frame whose plan reads the crawldb, and
+    # each re-plan lists the files of every Delta table it reads (a Spark job each):
+    # drop those caches first, dependants first, as unpersisting a frame re-plans the
+    # cached frames built on it. ``changed`` starts from an RDD: it stays cached.
+    for frame in (*reversed(cached), old):
+        frame.unpersist()
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
             merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
     changed.unpersist()
-    old.unpersist()
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
         write_behind.later(spark, "soft404", store_probes, data, segment)
@@ -214,8 +219,6 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected
-    for frame in cached:
-        frame.unpersist()
     summary["seconds"] = round(clock.seconds, 1)
     segment.mark("updated", summary)
     record(spark, data.root, "updatedb", segment.name, summary)

@@ -21,6 +21,10 @@ _WORD_INDEX = [
     for i in range(64)
 ]
 _INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476)
+# Row L: 0xFF for the first L bytes of a message, 0 after them (L = 0 .. 55).
+_KEEP_PREFIX = np.where(
+    np.arange(MAX_SINGLE_BLOCK) < np.arange(MAX_SINGLE_BLOCK + 1)[:, None], 0xFF, 0
+).astype(np.uint8)
 
 
 def pad_blocks(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -28,13 +32,14 @@ def pad_blocks(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> n
     little-endian words. ``buffer`` must be followed by at least 55 spare bytes."""
     count = len(starts)
     windows = np.lib.stride_tricks.sliding_window_view(buffer, MAX_SINGLE_BLOCK)[starts]
-    blocks = np.zeros((count, 64), dtype=np.uint8)
-    keep = np.arange(MAX_SINGLE_BLOCK) < lengths[:, None]
-    np.multiply(windows, keep, out=blocks[:, :MAX_SINGLE_BLOCK], casting="unsafe")
+    blocks = np.empty((count, 64), dtype=np.uint8)
+    # A table row of byte masks per length: half the time of comparing and multiplying.
+    np.bitwise_and(windows, _KEEP_PREFIX[lengths], out=blocks[:, :MAX_SINGLE_BLOCK])
+    blocks[:, MAX_SINGLE_BLOCK:] = 0
     blocks[np.arange(count), lengths] = 0x80
     words = blocks.view("<u4")
     words[:, 14] = lengths.astype(np.uint32) * 8  # message length in bits; high word 0
-    return np.ascontiguousarray(words.T.astype(np.uint32))
+    return np.ascontiguousarray(words.T)
 
 
 def md5_second_half(blocks: np.ndarray) -> np.ndarray:

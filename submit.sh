@@ -77,12 +77,14 @@ cached_jars() {
 class_archive_options() {
   # Driver JVM options for a class-data-sharing archive (the JDK's AppCDS) of the classes
   # a Trawl job loads: start-up and class loading take ~8 s less a job (readdb --stats of
-  # a 110,000-URL crawldb: 34.7 -> 26.5 s). The first job for a given Java, Spark and set
+  # a 110,000-URL crawldb: 34.7 -> 28-30 s). The first job for a given Java, Spark and set
   # of jars writes the archive as its JVM exits (~20 s, once; ~190 MB under $CACHE/cds),
   # under a name of its own, renamed by the next submit once that JVM is gone. The JVM
   # checks an archive against its class path and ignores one that does not match.
   local jar_list="$1" dir="$CACHE/cds" key archive part
-  key="$({ java -version 2>&1; cat "$jar_list"; ls -l "$VENV"/lib/python*/site-packages/pyspark/jars; } \
+  # The Java spark-class runs (JAVA_HOME's, else the one on PATH); ~0.15 s a submit.
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+  key="$({ "$java" -version 2>&1; cat "$jar_list"; ls -l "$VENV"/lib/python*/site-packages/pyspark/jars; } \
     | sha256sum | cut -c1-16)"
   archive="$dir/trawl-$key.jsa"
   mkdir -p "$dir"

@@ -209,6 +209,22 @@ def delta_commit_message(spark, message: str):
         spark.sparkContext.setJobDescription(None)
 
 
+@contextmanager
+def session_conf(spark, settings: dict[str, str]):
+    """Spark SQL settings for the jobs run inside the block; the previous values after."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 def upsert_by_host(spark, path: str, rows, table: Table, message: str, newer=None) -> None:
     """Merge per-host ``rows`` (cast to ``table``'s columns) into the Delta table at
     ``path``, one commit labelled ``message``: a host's row replaces the old one (when

@@ -21,6 +21,7 @@ from jobs.common import (
     job_parser,
     progress,
     rows_to_df,
+    session_conf,
 )
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
@@ -31,9 +32,14 @@ from lib.parse import parse_pages
 from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
 
-# A batch shares one vectorised SimHash pass; bounded so that big pages stay few.
+# A batch shares one vectorised SimHash pass and is one Arrow record batch each way;
+# bounded so that big pages stay few (Spark cuts the batches it sends at these).
 BATCH_PAGES = 256
 BATCH_BYTES = 16 * 1024 * 1024
+ARROW_BATCH_LIMITS = {
+    "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_PAGES),
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(BATCH_BYTES),
+}
 
 
 def build_parser():
@@ -48,29 +54,31 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, conf, "parsed", lambda _data, segment: parse(spark, conf, segment))
 
 
-def parse_partition(conf: dict, rows) -> Iterator[dict]:
-    """Parse a partition's fetch rows in batches (SimHash is computed per batch)."""
-    batch: list = []
-    size = 0
-    for row in rows:
-        batch.append(row)
-        size += len(row["content"] or b"")
-        if len(batch) >= BATCH_PAGES or size >= BATCH_BYTES:
-            yield from parse_batch(conf, batch)
-            batch, size = [], 0
-    yield from parse_batch(conf, batch)
+def parse_arrow(conf: dict, schema, batches) -> Iterator:
+    """Spark task (``mapInArrow``): fetch rows in, parse-table rows out, a record batch
+    at a time. Arrow rather than pickled rows: the bodies cross to Python as one buffer
+    per batch, and the rows back are built by pyarrow in C (~10 % of the stage's time)."""
+    import pyarrow as pa
+
+    for batch in batches:
+        yield pa.RecordBatch.from_pylist(parse_batch(conf, batch.to_pylist()), schema=schema)
 
 
 def parse_batch(conf: dict, rows: list) -> list[dict]:
-    """Parse fetch-result rows into parse-table rows."""
+    """Parse fetch-result rows (dicts; ``headers`` as a dict or as Arrow's key-value
+    pairs) into parse-table rows."""
     pages = [
-        (row["url"], bytes(row["content"] or b""), row["content_type"], row["headers"])
+        (row["url"], row["content"] or b"", row["content_type"], _headers(row["headers"]))
         for row in rows
     ]
     return [
         parse_table_row(row["url"], result)
         for row, result in zip(rows, parse_pages(pages, conf), strict=True)
     ]
+
+
+def _headers(headers) -> dict | None:
+    return headers if headers is None or isinstance(headers, dict) else dict(headers)
 
 
 def parse_table_row(url: str, result) -> dict:
@@ -137,16 +145,23 @@ def parse_sitemaps(spark, conf, segment: Segment) -> int:
 def parse(spark, conf, segment: Segment) -> dict:
     """Parse the segment's successful fetches into its parse table."""
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
 
     clock = Stopwatch()
     fetched = pages(spark.read.format("delta").load(segment.table("fetch")))
     ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
         "url", "content", "content_type", "headers"
     )
-    rows = ok.rdd.mapPartitions(partial(parse_partition, conf.as_dict()))
-    parsed = rows_to_df(spark, rows, PARSE)
+    schema = StructType.fromDDL(PARSE.ddl)
+    task = partial(parse_arrow, conf.as_dict(), to_arrow_schema(schema))
+    parsed = ok.mapInArrow(task, schema)
     watch = StageProgress("parse", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
-    with delta_commit_message(spark, f"trawl parse segment={segment.name}"), watch:
+    with (
+        delta_commit_message(spark, f"trawl parse segment={segment.name}"),
+        session_conf(spark, ARROW_BATCH_LIMITS),
+        watch,
+    ):
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
     table = spark.read.format("delta").load(segment.table("parse"))
     figures = table.agg(

@@ -2,7 +2,8 @@
 
 Host 0's /print/6 has text of its own but names /page/6 as canonical; /nofollow/meta
 carries ``<meta name="robots" content="nofollow">`` over two links; /nofollow/rel has
-one ``rel=nofollow`` link and one plain link to /page/4. Two rounds, depth 1.
+one ``rel=nofollow`` link and one plain link to /page/4; /nofollow/header is sent with
+``X-Robots-Tag: noindex, nofollow``. Two rounds, depth 1.
 """
 
 import pytest
@@ -22,7 +23,9 @@ def crawled(spark, web, tmp_path_factory):
     root = tmp_path_factory.mktemp("canonical")
     base = web.site.base(0)
     seeds = root / "seeds.txt"
-    seeds.write_text(f"{base}/print/6\n{base}/nofollow/meta\n{base}/nofollow/rel\n")
+    seeds.write_text(
+        f"{base}/print/6\n{base}/nofollow/meta\n{base}/nofollow/rel\n{base}/nofollow/header\n"
+    )
     data = root / "data"
     args = [
         "--seeds",
@@ -70,3 +73,7 @@ def test_nofollow_links_are_never_requested(spark, crawled):
     assert meta["links_rejected"]["nofollow"] >= 2
     assert rel["links_rejected"]["nofollow"] == 1
     assert [link["url"] for link in rel["outlinks"]].count(f"{base}/page/4") == 1
+    # The response header, read back from the fetch table's headers map by the parse job.
+    header = parsed[f"{base}/nofollow/header"]
+    assert header["robots"] == "nofollow,noindex"
+    assert header["outlinks"] == [] and header["text"] is None

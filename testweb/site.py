@@ -365,6 +365,10 @@ def _behaviour(site: Site, index: int, route: str, hit: int = 0) -> Response:
     if route == "/nofollow/rel":
         links = [("/nf/rel-target", "sponsored", "nofollow"), ("/page/4", "followed")]
         return Response(200, _html_bytes("Rel nofollow", links, "rel"))
+    if route == "/nofollow/header":
+        links = [("/nf/header-target", "not to follow")]
+        page = _html_bytes("Header noindex nofollow", links, "header")
+        return Response(200, page, headers=(("X-Robots-Tag", "noindex, nofollow"),))
     if route == "/data.txt":
         return Response(200, f"plain text of host {index}\n".encode(), "text/plain")
     if route.startswith("/status/") and route[8:].isdigit():

@@ -14,14 +14,15 @@ from functools import partial
 from crawldb import status as st
 from crawldb.partitioning import skew
 from crawldb.schema import FETCH
-from jobs import write_behind
+from jobs import arrow, write_behind
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
     job_main,
     job_parser,
     progress,
-    rows_to_df,
+    session_conf,
+    with_timestamps,
 )
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.metrics import record
@@ -71,13 +72,18 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     partitions = generated["partitions"]
     fetchlist = with_partition(fetchlist, partitions)
     work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
-    task = partial(fetch_partition, conf.as_dict(), segment.warc_dir, segment.name)
-    rows = by_partition(work, partitions)
-    results = rows_to_df(spark, rows.mapPartitionsWithIndex(task), FETCH)
+    spark_schema, arrow_schema = arrow.schemas(FETCH)
+    task = partial(fetch_arrow, conf.as_dict(), segment.warc_dir, segment.name, arrow_schema)
+    placed = work.repartitionById(partitions, "partition")
+    results = with_timestamps(placed.mapInArrow(task, spark_schema), FETCH)
     watch = StageProgress(
         "fetch", "URLs", fetch_progress(segment, generated["urls"]), conf[PROGRESS_KEY]
     )
-    with delta_commit_message(spark, f"trawl fetch segment={segment.name}"), watch:
+    with (
+        delta_commit_message(spark, f"trawl fetch segment={segment.name}"),
+        session_conf(spark, arrow.BATCH_LIMITS),
+        watch,
+    ):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
     segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
@@ -169,20 +175,24 @@ def with_cached(fetchlist, robots, probed):
     return listed
 
 
-def by_partition(work, partitions: int):
-    """The work rows as an RDD, each in its ``partition`` (robots rows follow their host)."""
-    keyed = work.rdd.map(lambda row: (row["partition"], row))
-    return keyed.partitionBy(partitions, lambda partition: partition).values()
+def fetch_arrow(conf: dict, warc_dir: str, segment: str, schema, batches):
+    """Spark task (``mapInArrow``, see ``jobs.arrow``): the work rows of one partition
+    in (each in its ``partition``: ``repartitionById``), fetch-table rows out."""
+    from pyspark import TaskContext
+
+    index = TaskContext.get().partitionId()
+    rows = fetch_partition(conf, warc_dir, segment, index, arrow.rows_of(batches))
+    yield from arrow.record_batches(rows, schema, "content")
 
 
 def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
-    """Spark task: fetch one partition, write its WARC file, yield result rows."""
+    """Fetch one partition's work rows (dicts), write its WARC file, yield result rows."""
     from pyspark import TaskContext
 
     items, cache, probed = [], {}, set()
     for row in rows:
         if row["url"] is not None:
-            items.append(row.asDict())
+            items.append(row)
         elif row["probed"]:
             probed.add(row["host"])
         else:

@@ -14,6 +14,7 @@ from functools import partial
 
 from crawldb import status as st
 from crawldb.schema import PARSE, SITEMAPS
+from jobs import arrow
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
@@ -32,15 +33,6 @@ from lib.parse import parse_pages
 from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
 
-# A batch shares one vectorised SimHash pass and is one Arrow record batch each way;
-# bounded so that big pages stay few (Spark cuts the batches it sends at these).
-BATCH_PAGES = 256
-BATCH_BYTES = 16 * 1024 * 1024
-ARROW_BATCH_LIMITS = {
-    "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_PAGES),
-    "spark.sql.execution.arrow.maxBytesPerBatch": str(BATCH_BYTES),
-}
-
 
 def build_parser():
     """Command line of the job."""
@@ -55,9 +47,8 @@ def run(spark, conf, args) -> int:
 
 
 def parse_arrow(conf: dict, schema, batches) -> Iterator:
-    """Spark task (``mapInArrow``): fetch rows in, parse-table rows out, a record batch
-    at a time. Arrow rather than pickled rows: the bodies cross to Python as one buffer
-    per batch, and the rows back are built by pyarrow in C (~10 % of the stage's time)."""
+    """Spark task (``mapInArrow``, see ``jobs.arrow``): fetch rows in, parse-table rows
+    out, a record batch at a time (a batch shares one vectorised SimHash pass)."""
     import pyarrow as pa
 
     for batch in batches:
@@ -145,21 +136,18 @@ def parse_sitemaps(spark, conf, segment: Segment) -> int:
 def parse(spark, conf, segment: Segment) -> dict:
     """Parse the segment's successful fetches into its parse table."""
     from pyspark.sql import functions as F
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType
 
     clock = Stopwatch()
     fetched = pages(spark.read.format("delta").load(segment.table("fetch")))
     ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
         "url", "content", "content_type", "headers"
     )
-    schema = StructType.fromDDL(PARSE.ddl)
-    task = partial(parse_arrow, conf.as_dict(), to_arrow_schema(schema))
-    parsed = ok.mapInArrow(task, schema)
+    spark_schema, arrow_schema = arrow.schemas(PARSE)  # no TIMESTAMP column
+    parsed = ok.mapInArrow(partial(parse_arrow, conf.as_dict(), arrow_schema), spark_schema)
     watch = StageProgress("parse", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
     with (
         delta_commit_message(spark, f"trawl parse segment={segment.name}"),
-        session_conf(spark, ARROW_BATCH_LIMITS),
+        session_conf(spark, arrow.BATCH_LIMITS),
         watch,
     ):
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))

@@ -1,0 +1,55 @@
+"""Python tasks that take and give Arrow record batches (``DataFrame.mapInArrow``).
+
+The fetch and parse tasks move page bodies: as pickled rows each body is copied in and
+out of Python objects on both sides, and the JVM rebuilds every row from pickles; as
+Arrow batches a column crosses as one buffer and pyarrow builds the rows back in C.
+A batch is bounded both ways, so that big pages stay few in memory: Spark cuts the
+batches it sends at ``BATCH_ROWS`` rows or ``BATCH_BYTES`` (while ``batch_limits`` is
+in force), and ``record_batches`` cuts the ones sent back the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from crawldb.schema import Table
+
+BATCH_ROWS = 256
+BATCH_BYTES = 16 * 1024 * 1024
+BATCH_LIMITS = {
+    "spark.sql.execution.arrow.maxRecordsPerBatch": str(BATCH_ROWS),
+    "spark.sql.execution.arrow.maxBytesPerBatch": str(BATCH_BYTES),
+}
+
+
+def schemas(table: Table):
+    """``(Spark schema, Arrow schema)`` of ``table``'s rows as Python gives them (times
+    in epoch ms: ``Table.python_ddl``)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    spark_schema = StructType.fromDDL(table.python_ddl)
+    return spark_schema, to_arrow_schema(spark_schema)
+
+
+def rows_of(batches) -> Iterator[dict]:
+    """The rows of incoming record batches, as dicts (a MAP column as key-value pairs)."""
+    for batch in batches:
+        yield from batch.to_pylist()
+
+
+def record_batches(rows: Iterable[dict], schema, size_column: str) -> Iterator:
+    """Dict rows as record batches of ``schema`` (a missing key is NULL), each closed at
+    ``BATCH_ROWS`` rows or once its ``size_column`` values reach ``BATCH_BYTES``."""
+    import pyarrow as pa
+
+    batch: list[dict] = []
+    size = 0
+    for row in rows:
+        batch.append(row)
+        size += len(row.get(size_column) or b"")
+        if len(batch) >= BATCH_ROWS or size >= BATCH_BYTES:
+            yield pa.RecordBatch.from_pylist(batch, schema=schema)
+            batch, size = [], 0
+    if batch:
+        yield pa.RecordBatch.from_pylist(batch, schema=schema)

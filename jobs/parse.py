@@ -23,6 +23,7 @@ from jobs.common import (
     progress,
     rows_to_df,
     session_conf,
+    with_timestamps,
 )
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
@@ -56,8 +57,8 @@ def parse_arrow(conf: dict, schema, batches) -> Iterator:
 
 
 def parse_batch(conf: dict, rows: list) -> list[dict]:
-    """Parse fetch-result rows (dicts; ``headers`` as a dict or as Arrow's key-value
-    pairs) into parse-table rows."""
+    """Parse fetch-result rows (dicts from Arrow: ``headers`` as key-value pairs) into
+    parse-table rows."""
     pages = [
         (row["url"], row["content"] or b"", row["content_type"], _headers(row["headers"]))
         for row in rows
@@ -68,8 +69,8 @@ def parse_batch(conf: dict, rows: list) -> list[dict]:
     ]
 
 
-def _headers(headers) -> dict | None:
-    return headers if headers is None or isinstance(headers, dict) else dict(headers)
+def _headers(pairs) -> dict | None:
+    return None if pairs is None else dict(pairs)
 
 
 def parse_table_row(url: str, result) -> dict:
@@ -142,8 +143,9 @@ def parse(spark, conf, segment: Segment) -> dict:
     ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
         "url", "content", "content_type", "headers"
     )
-    spark_schema, arrow_schema = arrow.schemas(PARSE)  # no TIMESTAMP column
-    parsed = ok.mapInArrow(partial(parse_arrow, conf.as_dict(), arrow_schema), spark_schema)
+    spark_schema, arrow_schema = arrow.schemas(PARSE)
+    task = partial(parse_arrow, conf.as_dict(), arrow_schema)
+    parsed = with_timestamps(ok.mapInArrow(task, spark_schema), PARSE)
     watch = StageProgress("parse", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
     with (
         delta_commit_message(spark, f"trawl parse segment={segment.name}"),

@@ -25,10 +25,16 @@ BATCH_LIMITS = {
 def schemas(table: Table):
     """``(Spark schema, Arrow schema)`` of ``table``'s rows as Python gives them (times
     in epoch ms: ``Table.python_ddl``)."""
+    return ddl_schemas(table.python_ddl)
+
+
+def ddl_schemas(ddl: str):
+    """``(Spark schema, Arrow schema)`` of rows of a DDL string. On the driver: pyspark
+    reads the session's settings to convert (a Python task has no session)."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
-    spark_schema = StructType.fromDDL(table.python_ddl)
+    spark_schema = StructType.fromDDL(ddl)
     return spark_schema, to_arrow_schema(spark_schema)
 
 

@@ -16,7 +16,7 @@ from crawldb import status as st
 from crawldb.merge import site_canonical, update_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from crawldb.scoring import outlink_shares
-from jobs import write_behind
+from jobs import arrow, write_behind
 from jobs.admission import admit
 from jobs.common import (
     Stopwatch,
@@ -25,9 +25,8 @@ from jobs.common import (
     job_parser,
     now_ms,
     progress,
-    row_dict,
-    rows_to_df,
     with_millis,
+    with_timestamps,
 )
 from jobs.fetch import pages
 from jobs.freshness import freshness
@@ -58,13 +57,15 @@ def run(spark, conf, args) -> int:
     return run_on_segment(args, conf, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
 
 
-# depth, score share, reached by a redirect, sitemap lastmod (ms), sitemap changefreq (s)
-Link = tuple[int, float, bool, int | None, int | None]
+OUTLINKS_DDL = (
+    "url STRING, depth INT, score DOUBLE, redirect BOOLEAN, lastmod BIGINT, changefreq INT"
+)
 
 
-def page_links(conf: dict, page) -> list[tuple[str, Link]]:
-    """``(target, Link)`` for each kept outlink of a parsed page."""
-    targets = [link["url"] for link in page["outlinks"] or []]
+def page_links(conf: dict, page: dict) -> tuple[list[str], list[float]]:
+    """The kept outlink targets of a parsed page (``targets``: its outlinks' URLs) and
+    the score share each one gets."""
+    targets = list(page["targets"] or [])
     canonical = site_canonical(page["url"], page["host"], page["canonical"])
     if conf["dedup.canonical"] and canonical and canonical not in targets:
         targets.append(canonical)  # the page is a duplicate of it: crawl it
@@ -72,49 +73,89 @@ def page_links(conf: dict, page) -> list[tuple[str, Link]]:
         mode = conf["db.ignore.external.links.mode"]
         targets = [url for url in targets if same_site(host_of(url), page["host"], mode)]
     shares = outlink_shares(page["score"], page["host"], [host_of(u) for u in targets], conf)
-    depth = page["depth"] + 1
-    return [
-        (url, (depth, share, False, None, None)) for url, share in zip(targets, shares, strict=True)
-    ]
+    return targets, shares
 
 
-def sitemap_link(conf: dict, entry) -> tuple[str, Link]:
-    """A sitemap entry as a link from the host's home page (depth 1), scored like a seed
-    times its priority (0.5 when the sitemap gives none, the protocol's default)."""
-    priority = 0.5 if entry["priority"] is None else entry["priority"]
-    score = conf["db.score.injected"] * priority
-    return entry["url"], (1, score, False, entry["lastmod"], entry["changefreq"])
+def _outlink_batches(conf: dict, schema, batches):
+    """Pages (url, targets, canonical, host, depth, score) in, one row per outlink out
+    (``schema``: ``OUTLINKS_DDL`` in Arrow)."""
+    import pyarrow as pa
+
+    for batch in batches:
+        urls, depths, scores = [], [], []
+        for page in batch.to_pylist():
+            targets, shares = page_links(conf, page)
+            urls += targets
+            scores += shares
+            depths += [page["depth"] + 1] * len(targets)
+        count = len(urls)
+        columns = [
+            pa.array(urls, pa.string()),
+            pa.array(depths, pa.int32()),
+            pa.array(scores, pa.float64()),
+            pa.array([False] * count, pa.bool_()),
+            pa.nulls(count, pa.int64()),
+            pa.nulls(count, pa.int32()),
+        ]
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _combine(a: Link, b: Link) -> Link:
-    newest = max((t for t in (a[3], b[3]) if t is not None), default=None)
-    shortest = min((t for t in (a[4], b[4]) if t is not None), default=None)
-    return min(a[0], b[0]), a[1] + b[1], a[2] or b[2], newest, shortest
+def _keyed_link_batches(conf: dict, schema, batches):
+    """Links (``OUTLINKS_DDL``, one row per URL) in; with their dedup key and host out
+    (``schema``: ``LINKS_DDL`` in Arrow)."""
+    import pyarrow as pa
 
-
-def _link_rows(conf: dict, pairs):
-    normalizer = UrlNormalizer(conf)  # once per partition
-    for url, (depth, score, redirect, lastmod, changefreq) in pairs:
-        yield url, normalizer.dedup(url), host_of(url), depth, score, redirect, lastmod, changefreq
+    normalizer = UrlNormalizer(conf)  # once per task
+    for batch in batches:
+        urls = batch.column("url").to_pylist()
+        keys = pa.array([normalizer.dedup(url) for url in urls], pa.string())
+        hosts = pa.array([host_of(url) for url in urls], pa.string())
+        rest = [batch.column(name) for name in schema.names[3:]]
+        yield pa.RecordBatch.from_arrays([batch.column("url"), keys, hosts, *rest], schema=schema)
 
 
 def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
     """Per target URL: least depth, summed score, whether a redirect led to it, and what
-    the segment's sitemaps say of it."""
+    the segment's sitemaps say of it (the newest lastmod, the shortest changefreq).
+
+    The outlinks cross to Python and back as Arrow batches (page_links needs Python:
+    host parsing, the site rules); the redirects and sitemap entries need none."""
     from pyspark.sql import functions as F
 
-    pages = parsed.join(fetched.select("url", "host", "depth", "score"), "url")
-    outlinks = pages.rdd.flatMap(partial(page_links, conf))
-    redirects = (
-        fetched.where(F.col("redirect_to").isNotNull())
-        .select("redirect_to", "depth", "score")
-        .rdd.map(lambda r: (r["redirect_to"], (r["depth"], r["score"] or 0.0, True, None, None)))
+    pages = parsed.select("url", F.col("outlinks.url").alias("targets"), "canonical").join(
+        fetched.select("url", "host", "depth", "score"), "url"
     )
-    links = outlinks.union(redirects)
+    outlinks_schema = arrow.ddl_schemas(OUTLINKS_DDL)[1]
+    links = pages.mapInArrow(partial(_outlink_batches, conf, outlinks_schema), OUTLINKS_DDL)
+    redirects = fetched.where(F.col("redirect_to").isNotNull()).select(
+        F.col("redirect_to").alias("url"),
+        "depth",
+        F.coalesce("score", F.lit(0.0)).alias("score"),
+        F.lit(True).alias("redirect"),
+    )
+    links = links.unionByName(redirects, allowMissingColumns=True)
     if sitemaps is not None:
-        links = links.union(sitemaps.rdd.map(partial(sitemap_link, conf)))
-    merged = links.reduceByKey(_combine)
-    return spark.createDataFrame(merged.mapPartitions(partial(_link_rows, conf)), LINKS_DDL)
+        # A sitemap entry is a link from the host's home page (depth 1), scored like a
+        # seed times its priority (0.5 when the sitemap gives none, the protocol's default).
+        priority = F.coalesce("priority", F.lit(0.5))
+        entries = sitemaps.select(
+            "url",
+            F.lit(1).alias("depth"),
+            (F.lit(float(conf["db.score.injected"])) * priority).alias("score"),
+            F.lit(False).alias("redirect"),
+            "lastmod",
+            "changefreq",
+        )
+        links = links.unionByName(entries)
+    merged = links.groupBy("url").agg(
+        F.min("depth").alias("depth"),
+        F.sum("score").alias("score"),
+        F.max("redirect").alias("redirect"),
+        F.max("lastmod").alias("lastmod"),
+        F.min("changefreq").alias("changefreq"),
+    )
+    links_schema = arrow.ddl_schemas(LINKS_DDL)[1]
+    return merged.mapInArrow(partial(_keyed_link_batches, conf, links_schema), LINKS_DDL)
 
 
 def touched_rows(spark, conf: dict, old, segment: Segment):
@@ -131,9 +172,9 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
     sources = (
-        parsed.select("url", "outlinks", "canonical")
-        .join(duplicates, "url", "left_anti")
-        .join(fetched.select("url"), "url", "left_semi")  # not the soft-404 probes
+        parsed.join(duplicates, "url", "left_anti").join(
+            fetched.select("url"), "url", "left_semi"
+        )  # not the soft-404 probes
     )
     listed = segment_sitemaps(spark, segment)
     # Cached: the links come out of Python and the admission reads them twice (known,
@@ -181,6 +222,7 @@ def mark_soft_404(changed, templates, segment: str, distance: int):
 
 def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Apply one segment to the crawldb."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     clock = Stopwatch()
@@ -188,30 +230,32 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
     touched, refused, cached = touched_rows(spark, settings, old, segment)
-    merge = partial(_merge, settings, segment.name, now_ms())
-    changed = rows_to_df(spark, touched.rdd.mapPartitions(merge), CRAWLDB)
+    spark_schema, arrow_schema = arrow.schemas(CRAWLDB)
+    merge = partial(_merge_batches, settings, segment.name, now_ms(), arrow_schema)
+    changed = with_timestamps(touched.mapInArrow(merge, spark_schema), CRAWLDB)
     templates = soft_404_templates(spark, settings, data, segment)
     if templates is not None:
         distance = settings["dedup.simhash.distance"]
         changed = mark_soft_404(changed, templates, segment.name, distance)
-    changed = changed.cache()
+    # Computed once, kept on the executors' disks (not their heaps: the blocks stay
+    # until the JVM collects the frame) and cut from its plan, which reads the crawldb:
+    # the MERGE's commit re-plans every cached frame that reads the crawldb, each
+    # re-plan a Delta file listing per scan (a dozen Spark jobs, ~2 s a round).
+    changed = changed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
     # Counted from the cached verdicts before the merge: the merge's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
     rejected = rejected_counts(spark, segment, refused)
-    # The MERGE's commit re-plans every cached frame whose plan reads the crawldb, and
-    # each re-plan lists the files of every Delta table it reads (a Spark job each):
-    # drop those caches first, dependants first, as unpersisting a frame re-plans the
-    # cached frames built on it. ``changed`` starts from an RDD: it stays cached.
+    # The other caches read the crawldb: dropped before the MERGE's commit for the same
+    # reason, dependants first, as unpersisting a frame re-plans the frames cached on it.
     for frame in (*reversed(cached), old):
         frame.unpersist()
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
             merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
-    changed.unpersist()
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
         write_behind.later(spark, "soft404", store_probes, data, segment)
@@ -265,28 +309,42 @@ def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _merge(conf: dict, segment: str, stamp: int, rows):
-    normalizer = UrlNormalizer(conf)  # once per partition
-    for row in rows:
-        url = row["url"]
-        old, fetch, links = row_dict(row["old"]), row_dict(row["fetch"]), row_dict(row["links"])
-        # Each side carries the URL's host (host_of, when it was written): not parsed again.
-        host = (old or links or fetch)["host"]
-        # update_row needs a dedup key only for a URL fetched but neither known nor linked.
-        unlinked = old is None and links is None
-        new = update_row(
-            url,
-            host,
-            old,
-            fetch,
-            links,
-            segment=segment,
-            now_ms=stamp,
-            conf=conf,
-            dedup_key=normalizer.dedup(url) if unlinked else None,
-        )
-        if new is not None:
-            yield new
+def _merge_batches(conf: dict, segment: str, stamp: int, schema, batches):
+    """Touched rows (url, fetch, links, old) in as Arrow batches; the changed crawldb
+    rows out (``schema``: the crawldb's, times in epoch ms)."""
+    import pyarrow as pa
+
+    normalizer = UrlNormalizer(conf)  # once per task
+    for batch in batches:
+        rows = [
+            row
+            for touched in batch.to_pylist()
+            if (row := _merged(conf, segment, stamp, normalizer, touched)) is not None
+        ]
+        if rows:
+            yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _merged(conf: dict, segment: str, stamp: int, normalizer, touched: dict) -> dict | None:
+    """``update_row`` of one touched URL: its new crawldb row, or None when unchanged."""
+    url, old, fetch, links = touched["url"], touched["old"], touched["fetch"], touched["links"]
+    if old is not None and old["metadata"] is not None:
+        old["metadata"] = dict(old["metadata"])  # Arrow gives a MAP as key-value pairs
+    # Each side carries the URL's host (host_of, when it was written): not parsed again.
+    host = (old or links or fetch)["host"]
+    # update_row needs a dedup key only for a URL fetched but neither known nor linked.
+    unlinked = old is None and links is None
+    return update_row(
+        url,
+        host,
+        old,
+        fetch,
+        links,
+        segment=segment,
+        now_ms=stamp,
+        conf=conf,
+        dedup_key=normalizer.dedup(url) if unlinked else None,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

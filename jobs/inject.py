@@ -50,7 +50,7 @@ def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     clock = Stopwatch()
     settings = conf.as_dict()
     lines = spark.sparkContext.textFile(str(seeds_path)).zipWithIndex()
-    parsed = lines.map(lambda pair: _parse(settings, pair)).filter(lambda r: r is not None)
+    parsed = lines.mapPartitions(partial(_parse, settings)).filter(lambda r: r is not None)
     parsed.cache()
     errors = parsed.filter(lambda r: isinstance(r, SeedError))
     error_count = errors.count()
@@ -68,9 +68,10 @@ def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     return 0 if accepted or not error_count else 1
 
 
-def _parse(conf, pair):
-    text, index = pair
-    return parse_seed_line(index + 1, text, UrlFilter(conf))
+def _parse(conf, pairs):
+    url_filter = UrlFilter(conf)  # once per partition
+    for text, index in pairs:
+        yield parse_seed_line(index + 1, text, url_filter)
 
 
 def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
@@ -79,7 +80,7 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
     settings = conf.as_dict()
     stamp = now_ms()
     rows = (
-        seeds.map(partial(_seed_row, settings, stamp))
+        seeds.mapPartitions(partial(_seed_rows, settings, stamp))
         .keyBy(lambda row: row["url"])
         .reduceByKey(lambda first, _later: first)
         .values()
@@ -95,18 +96,20 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
     return accepted
 
 
-def _seed_row(conf, stamp: int, seed: Seed) -> dict:
-    return new_row(
-        seed.url,
-        host_of(seed.url),
-        stamp,
-        score=seed.score if seed.score is not None else conf["db.score.injected"],
-        depth=0,
-        fetch_interval=seed.fetch_interval or conf["db.fetch.interval.default"],
-        fixed_interval=seed.fixed_interval,
-        metadata=seed.metadata,
-        dedup_key=UrlFilter(conf).normalizer.dedup(seed.url),
-    )
+def _seed_rows(conf, stamp: int, seeds):
+    normalizer = UrlFilter(conf).normalizer  # once per partition
+    for seed in seeds:
+        yield new_row(
+            seed.url,
+            host_of(seed.url),
+            stamp,
+            score=seed.score if seed.score is not None else conf["db.score.injected"],
+            depth=0,
+            fetch_interval=seed.fetch_interval or conf["db.fetch.interval.default"],
+            fixed_interval=seed.fixed_interval,
+            metadata=seed.metadata,
+            dedup_key=normalizer.dedup(seed.url),
+        )
 
 
 def _merged(spark, data: DataDir, seed_frame, update: bool):

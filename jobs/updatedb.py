@@ -171,10 +171,9 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
-    sources = (
-        parsed.join(duplicates, "url", "left_anti").join(
-            fetched.select("url"), "url", "left_semi"
-        )  # not the soft-404 probes
+    # The left semi join keeps the soft-404 probes out.
+    sources = parsed.join(duplicates, "url", "left_anti").join(
+        fetched.select("url"), "url", "left_semi"
     )
     listed = segment_sitemaps(spark, segment)
     # Cached: the links come out of Python and the admission reads them twice (known,

@@ -277,7 +277,7 @@ class PartitionFetcher:
             return None
         exchange = yield Request(task.url, task.conditional_headers())
         verdict = self.hosts[host].after(
-            exchange.duration_ms / 1000.0,
+            exchange.server_seconds,  # the crawler's own stalls are not the host's
             exchange.status,
             failed=_failed(exchange) and task.origin != ORIGIN_PROBE,
             retry_after=parse_retry_after(exchange.header("Retry-After"), now_utc()),

@@ -6,6 +6,7 @@ Pause before the next request to the host, after the end of the previous one::
     pause = max(fetcher.server.delay, Crawl-delay, min(factor * recent response time, cap))
 
 where "recent response time" is an exponential moving average (weight 0.3 on the newest)
+of the exchanges' times less the crawler's own stalls (``Exchange.server_seconds``)
 and ``factor``/``cap`` are ``fetcher.adaptive.delay.factor``/``.max``: a slow server gets
 a longer pause. After a failure the pause doubles per consecutive failure (capped at
 ``fetcher.backoff.max``); a 429 or 503 with ``Retry-After`` waits that long instead.

@@ -62,6 +62,10 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 LOOKUP_POLL = 0.005
 # Longest wait of get() between looks at its request (it returns as soon as it ends). Unit: s.
 IDLE_POLL = 1.0
+# A gap between two polls longer than this is the caller stalling (a consumer that does
+# not take the rows, a collection pause), not the servers being slow: the excess is
+# recorded as each request's ``stalled_ms``. Unit: seconds.
+STALL_THRESHOLD = 0.05
 # libcurl error codes (curl/curl.h) by the reason they are recorded with.
 _CURL_REASONS = {
     st.REASON_TIMEOUT: {28},  # OPERATION_TIMEDOUT: connect, read (low speed) or total
@@ -95,6 +99,15 @@ class Exchange:
     error: str | None = None
     error_detail: str | None = None
     peer: str | None = None  # IP address connected to
+    # Of duration_ms, how long the caller did not look at the network (STALL_THRESHOLD):
+    # time the answer may have waited for the client, not the server's.
+    stalled_ms: int = 0
+
+    @property
+    def server_seconds(self) -> float:
+        """The exchange's duration less the client's stalls: the server's time as far as
+        the client can tell (an answer that came in during a stall counts as quick)."""
+        return max(self.duration_ms - self.stalled_ms, 0) / 1000.0
 
     def header(self, name: str) -> str | None:
         """First response header of that name (case-insensitive), or ``None``."""
@@ -186,6 +199,7 @@ class _Transfer:
     body: _Body
     gate: _Gate
     head: list[bytes] = field(default_factory=list)
+    stalled: float = 0.0  # seconds of the caller's stalls while it was on its way
     host: str = ""
     port: int = 0
     lookup: Future | None = None  # the host name's resolution, when not cached
@@ -236,6 +250,7 @@ class HttpClient:
         self._running: dict[pycurl.Curl, _Transfer] = {}
         self._resolving: list[_Transfer] = []
         self._ended: list[tuple[Any, Exchange]] = []
+        self._polled = time.monotonic()  # when the last poll returned
 
     @property
     def pending(self) -> int:
@@ -265,6 +280,7 @@ class HttpClient:
     def poll(self, timeout: float) -> list[tuple[Any, Exchange]]:
         """Let requests progress for up to ``timeout`` seconds, returning as soon as some
         ended: ``(tag, exchange)`` pairs."""
+        self._note_stall()
         self._launch_resolved()
         if not self._ended:
             if self._resolving:
@@ -273,7 +289,16 @@ class HttpClient:
                 self._finish(self._running.pop(curl), curl, failure)
                 self._idle.append(curl)
         ended, self._ended = self._ended, []
+        self._polled = time.monotonic()
         return ended
+
+    def _note_stall(self) -> None:
+        """Charge a long gap since the last poll to the requests it held up."""
+        now = time.monotonic()
+        excess = now - self._polled - STALL_THRESHOLD
+        if excess > 0:
+            for transfer in self._running.values():
+                transfer.stalled += min(excess, now - transfer.start)
 
     def get(self, url: str, extra_headers: Mapping[str, str] | None = None) -> Exchange:
         """GET one URL and wait for it (for a caller with one request at a time)."""
@@ -351,6 +376,7 @@ class HttpClient:
             exchange.error_detail = "connection closed before an answer (not sent again)"
         elif failure is not None:
             self._failed(exchange, failure, body, transfer.start)
+        exchange.stalled_ms = int(transfer.stalled * 1000)
         if exchange.status is not None:
             encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
             exchange.raw_body = raw

@@ -19,8 +19,9 @@ pytestmark = pytest.mark.web
 _tags = itertools.count()
 
 
-def fetch(web, urls, *overrides):
-    """Fetch ``urls`` in one partition; page rows by URL, robots rows, this run's log."""
+def fetch(web, urls, *overrides, consume=list):
+    """Fetch ``urls`` in one partition; page rows by URL, robots rows, this run's log
+    (``consume``: takes the fetcher's row iterator, gives the rows in a list)."""
     agent_url = f"https://trawl.invalid/behaviour-{next(_tags)}"
     conf = load_config(
         overrides=[
@@ -32,7 +33,7 @@ def fetch(web, urls, *overrides):
         ]
     )
     rows = [{"url": u, "host": host_of(u), "depth": 1, "score": 1.0} for u in urls]
-    results = list(PartitionFetcher(conf, None).run(rows))
+    results = consume(PartitionFetcher(conf, None).run(rows))
     pages = {r["url"]: r for r in results if r["origin"] != "robots"}
     robots = [r for r in results if r["origin"] == "robots"]
     log = entries_for(web, agent_url)
@@ -202,6 +203,29 @@ def test_slow_server_gets_a_longer_pause(web):
     requests = [e for e in by_host(log)[host] if e["path"].startswith("/page/")]
     gaps = [b["start"] - a["end"] for a, b in zip(requests, requests[1:], strict=False)]
     assert len(gaps) == 2 and min(gaps) >= 10 * 0.15 * 0.9  # ~10 x the response time
+
+
+def test_a_stalled_consumer_does_not_earn_the_host_a_longer_pause(web):
+    """Rows not taken for a while (Spark busy with the first batch, a collection pause)
+    hold up the answers already in, but the server was quick: its pause stays short."""
+    quick, quick_host = web.site.base(2), web.site.hosts[2]
+    other, other_host = web.site.base(3), web.site.hosts[3]
+
+    def stalled(rows):
+        taken = []
+        for row in rows:
+            taken.append(row)
+            if row["host"] == quick_host and row["origin"] != "robots":
+                time.sleep(0.6)  # while the other host's 200 ms answer is on its way
+        return taken
+
+    urls = [f"{quick}/page/1", f"{other}/delay/200", f"{other}/page/1"]
+    _, _, log = fetch(web, urls, "sitemap.fetch=false", consume=stalled)
+    delayed, after = [e for e in by_host(log)[other_host] if e["path"] != "/robots.txt"]
+    assert delayed["path"] == "/delay/200"
+    # ~10 x its 0.2 s at most; charged with the 0.6 s stall it would have been 6 s.
+    assert after["start"] - delayed["end"] < 3.0
+    assert after["start"] - delayed["end"] >= TEST_SERVER_DELAY
 
 
 def test_round_time_limit_sends_the_urls_not_reached_back(web):

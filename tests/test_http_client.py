@@ -3,6 +3,7 @@ kept connection per host, no silent second request, and how response heads are r
 
 import ssl
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -23,6 +24,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 - http.server's name
         self.server.hits[self.path] += 1
         self.server.peers.add(self.client_address)
+        if self.path == "/slow":
+            time.sleep(0.3)
+        if self.path == "/noticed":  # tells the test it has the request, answers soon after
+            self.server.noticed.set()
+            time.sleep(0.05)
         if self.path == "/drop":  # closes the connection without answering
             self.close_connection = True
             return
@@ -42,7 +48,7 @@ def server(request):
     """A keep-alive HTTP/1.1 server on 127.0.9.1 (TLS when parametrized with a CA)."""
     ca = getattr(request, "param", None)
     httpd = ThreadingHTTPServer(("127.0.9.1", 0), _Handler)
-    httpd.hits, httpd.peers = Counter(), set()
+    httpd.hits, httpd.peers, httpd.noticed = Counter(), set(), threading.Event()
     if ca is not None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ca.issue_cert("127.0.9.1").configure_cert(context)
@@ -122,3 +128,23 @@ def test_response_heads_are_read_as_sent():
         ("X-Latin", "café"),
     ]
     assert parse_head([]) == (None, [])
+
+
+def test_a_stalled_caller_is_not_counted_as_server_time(server):
+    httpd, base = server
+    http = client()
+    http.start(f"{base}/noticed")
+    while not httpd.noticed.is_set():  # until the request is out (libcurl sends it in poll)
+        assert http.poll(0.001) == []
+    time.sleep(0.5)  # the caller looks at the network only now; the answer came at 0.05 s
+    while not (ended := http.poll(1.0)):
+        pass
+    stalled = ended[0][1]
+    assert stalled.status == 200 and stalled.duration_ms >= 500
+    assert stalled.stalled_ms >= 400 and stalled.server_seconds < 0.2
+    http.start(f"{base}/slow")  # the server takes 0.3 s; the caller waits on the network
+    while not (ended := http.poll(1.0)):
+        pass
+    slow = ended[0][1]
+    assert slow.stalled_ms == 0 and slow.server_seconds >= 0.3
+    http.close()

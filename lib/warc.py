@@ -31,10 +31,10 @@ import re
 import time
 from urllib.parse import urlsplit
 
-import surt
 from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
 
+from lib.cdx_keys import SurtKeys
 from lib.http import Exchange
 from lib.storage import LocalStorage, Storage, basename
 from lib.warc_fields import record_id, sha1_label, warc_date
@@ -69,6 +69,7 @@ class WarcFile:
         self._opened = self.storage.open_write(self.temp_path)
         self._handle = _CountingWriter(self._opened.__enter__())
         self._index: list[str] = []
+        self._keys = SurtKeys()
         fields = "".join(f"{key}: {value}\r\n" for key, value in info.items()).encode("utf-8")
         warc_headers = [
             ("WARC-Type", "warcinfo"),
@@ -103,7 +104,7 @@ class WarcFile:
         self._write_record(warc_headers, head, payload)
         length = self._handle.tell() - offset
         self._index.append(
-            _cdxj_line(exchange, kind, warc_headers, offset, length, self.name, date)
+            _cdxj_line(exchange, kind, warc_headers, offset, length, self.name, date, self._keys)
         )
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, list(exchange.request_headers))
@@ -216,6 +217,7 @@ def _cdxj_line(
     length: int,
     filename: str,
     date: str,
+    keys: SurtKeys,
 ) -> str:
     """The CDXJ line of a written response or revisit record, field for field what
     cdxj-indexer writes for it (its tests compare the two)."""
@@ -232,10 +234,7 @@ def _cdxj_line(
     if digest is not None:
         fields["digest"] = digest
     fields |= {"length": str(length), "offset": str(offset), "filename": filename}
-    try:
-        key = surt.surt(url)
-    except Exception:  # noqa: BLE001 - cdxj-indexer falls back to the URL the same way
-        key = url
+    key = keys.key(url)
     # The record's WARC-Date, 2026-11-30T13:00:00.123456Z, as 20261130130000.
     timestamp = date[0:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
     return f"{key} {timestamp} {json.dumps(fields)}\n"

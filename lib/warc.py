@@ -195,15 +195,6 @@ def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(_RENAMED_HEADERS.get(k.lower(), k), v) for k, v in headers]
 
 
-def _response_warc_headers(date: str, exchange: Exchange) -> dict[str, str]:
-    headers = {"WARC-Date": date}
-    if exchange.status == 304:
-        headers["WARC-Profile"] = REVISIT_NOT_MODIFIED
-    if exchange.truncated:
-        headers["WARC-Truncated"] = "length"
-    return headers
-
-
 def _request_target(url: str) -> str:
     parts = urlsplit(url)
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -22,6 +22,11 @@ then, one after the other against the same web:
 3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
    DEPTH_LIMIT=DEPTH: ``scrapy_spider.py`` (``pip install -e .[bench]``).
 
+This machine's speed changes by 2x within minutes (a shared VM), so the aiohttp loop also
+runs right after each Trawl crawl, over the same URLs: the fetch stages are compared with
+the loop run next to them as well, and the spread of the loop's runs says how much the
+machine moved during the benchmark.
+
 Prints pages, seconds, pages/s, CPU seconds per page and peak memory of each, and the
 ratios. Run on demand: ``.venv/bin/python tests/benchmarks/bench_fetch.py [--hosts 500]``.
 """
@@ -143,6 +148,19 @@ BARE_LABELS = {
 }
 
 
+# The aiohttp loop run right after each Trawl crawl.
+ADJACENT = ("bare aiohttp loop, next to rounds", "bare aiohttp loop, next to follow")
+
+
+def bare_loop(work: Path, name: str, threads: int) -> dict:
+    """One bare loop (``name``: a BARE_LOOPS name, or ``aiohttp-N``) over urls.txt."""
+    script = dict(BARE_LOOPS)[name.split("-")[0]]
+    out = work / f"{name}.json"
+    command = [PYTHON, str(HERE / script), str(work / "urls.txt"), str(threads)]
+    figures = measured(name, work, command, stdout=open(out, "w"))
+    return json.loads(out.read_text()) | {"peak_bytes": figures["peak_bytes"]}
+
+
 def report(name: str, pages: float, figures: dict) -> dict:
     rate = pages / figures["seconds"] if figures["seconds"] else 0.0
     cpu = figures.get("cpu")
@@ -204,6 +222,8 @@ def main() -> int:
         urls = trawl_urls(work, "rounds")
         rows.append(report("trawl crawl (whole)", len(urls), trawl))
         rows.append(report("trawl fetch stage", len(urls), trawl["fetch_stage"]))
+        (work / "urls.txt").write_text("\n".join(urls) + "\n")
+        rows.append(report(ADJACENT[0], len(urls), bare_loop(work, "aiohttp-1", args.threads)))
         follow = run_trawl(
             work,
             seed_file,
@@ -217,14 +237,9 @@ def main() -> int:
         followed = trawl_urls(work, "follow")
         rows.append(report("trawl 1 round, follow", len(followed), follow))
         rows.append(report("trawl follow fetch stage", len(followed), follow["fetch_stage"]))
+        rows.append(report(ADJACENT[1], len(urls), bare_loop(work, "aiohttp-2", args.threads)))
         print(f"requests (no robots.txt): {len(urls)} in rounds, {len(followed)} following")
-        (work / "urls.txt").write_text("\n".join(urls) + "\n")
-        bare_loops = {}
-        for name, script in BARE_LOOPS:
-            out = work / f"{name}.json"
-            command = [PYTHON, str(HERE / script), str(work / "urls.txt"), str(args.threads)]
-            figures = measured(name, work, command, stdout=open(out, "w"))
-            bare_loops[name] = json.loads(out.read_text()) | {"peak_bytes": figures["peak_bytes"]}
+        bare_loops = {name: bare_loop(work, name, args.threads) for name, _ in BARE_LOOPS}
         core_out = work / "core.json"
         core = measured(
             "core",
@@ -283,6 +298,15 @@ def main() -> int:
     for stage in ("trawl fetch stage", "trawl follow fetch stage"):
         for loop in BARE_LABELS.values():
             print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
+    stages = ("trawl fetch stage", "trawl follow fetch stage")
+    for stage, loop in zip(stages, ADJACENT, strict=True):
+        print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
+    aiohttp_rates = [by_name[name]["pages_per_s"] for name in (*ADJACENT, "bare aiohttp loop")]
+    print(
+        "the aiohttp loop's runs, pages/s: "
+        + ", ".join(f"{rate:.0f}" for rate in aiohttp_rates)
+        + f" (the machine moved by {max(aiohttp_rates) / min(aiohttp_rates):.2f}x)"
+    )
     core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
     print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")
     if "scrapy crawl" in by_name:

@@ -67,6 +67,7 @@ def run(spark, conf, args) -> int:
 def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
+    warming = arrow.warm_workers(spark, ("jobs.fetch", "jobs.parse"))
     fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
     generated = segment.summary("generated")
     partitions = generated["partitions"]
@@ -85,6 +86,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
         watch,
     ):
         results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
+    warming.join()
     segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
     summary = fetch_summary(spark, segment, clock.seconds)

@@ -137,3 +137,36 @@ def test_non_ascii_headers_and_peer_address_are_stored_as_warcio_would(tmp_path)
     assert response.rec_headers.get_header("WARC-IP-Address") == "127.0.0.9"
     assert request.rec_headers.get_header("WARC-IP-Address") == "127.0.0.9"
     assert request.rec_headers.get_header("WARC-Payload-Digest") == sha1_b32(b"")
+
+
+def test_request_line_target_is_the_urls_path_and_query(tmp_path):
+    """The request record's target is urlsplit's path and query, whatever the URL's shape
+    (written by hand for the common case)."""
+    from urllib.parse import urlsplit
+
+    urls = [
+        "http://a.test",
+        "http://a.test/",
+        "http://a.test:8080/p/q.html",
+        "http://a.test?x=1",
+        "http://a.test/p?x=1&y=/z",
+        "http://a.test/p?",
+        "http://a.test/p#frag",
+        "http://a.test/p?x=1#frag?y",
+        "http://user@a.test:81/p",
+        "https://[::1]:8443/v6?q",
+    ]
+    path = tmp_path / "targets.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    for url in urls:
+        warc.write_exchange(exchange(url, b"x"))
+    warc.close()
+    with open(path, "rb") as handle:
+        lines = [
+            r.http_headers.statusline for r in ArchiveIterator(handle) if r.rec_type == "request"
+        ]
+    expected = []
+    for url in urls:
+        parts = urlsplit(url)
+        expected.append((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+    assert [line.split(" ")[0] for line in lines] == expected

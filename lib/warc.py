@@ -108,8 +108,9 @@ class WarcFile:
         offset = self._handle.tell()
         self._write_record(fields, head, payload)
         length = self._handle.tell() - offset
-        line = _cdxj_line(exchange, kind, payload_digest, offset, length, self.name, date)
-        self._index.append(f"{self._keys.key(exchange.url)} {line}")
+        self._index.append(
+            _cdxj_line(exchange, kind, payload_digest, offset, length, self.name, date, self._keys)
+        )
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, exchange.request_headers)
         fields = (
@@ -207,9 +208,10 @@ def _cdxj_line(
     length: int,
     filename: str,
     date: str,
+    keys: SurtKeys,
 ) -> str:
-    """The CDXJ line of a written response or revisit record less its SURT key, field for
-    field what cdxj-indexer writes for it (its tests compare the two)."""
+    """The CDXJ line of a written response or revisit record, field for field what
+    cdxj-indexer writes for it (its tests compare the two)."""
     fields = {"url": exchange.url}
     if kind == "revisit":
         fields["mime"] = "warc/revisit"
@@ -223,4 +225,4 @@ def _cdxj_line(
     fields |= {"length": str(length), "offset": str(offset), "filename": filename}
     # The record's WARC-Date, 2026-11-30T13:00:00.123456Z, as 20261130130000.
     timestamp = date[0:4] + date[5:7] + date[8:10] + date[11:13] + date[14:16] + date[17:19]
-    return f"{timestamp} {json.dumps(fields)}\n"
+    return f"{keys.key(exchange.url)} {timestamp} {json.dumps(fields)}\n"

@@ -8,13 +8,14 @@ generated but not fetched). Each Spark task fetches one host-partitioned slice w
 
 from __future__ import annotations
 
+import itertools
 import sys
 from functools import partial
 
 from crawldb import status as st
 from crawldb.partitioning import skew
 from crawldb.schema import FETCH
-from jobs import arrow, write_behind
+from jobs import arrow, task_files, write_behind
 from jobs.common import (
     Stopwatch,
     delta_commit_message,
@@ -22,7 +23,6 @@ from jobs.common import (
     job_parser,
     progress,
     session_conf,
-    with_timestamps,
 )
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.metrics import record
@@ -73,19 +73,24 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     partitions = generated["partitions"]
     fetchlist = with_partition(fetchlist, partitions)
     work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
-    spark_schema, arrow_schema = arrow.schemas(FETCH)
-    task = partial(fetch_arrow, conf.as_dict(), segment.warc_dir, segment.name, arrow_schema)
+    table = segment.table("fetch")
+    run = task_files.new_run(segment.storage, table)
+    _, python_schema = arrow.schemas(FETCH)
+    stored = task_files.stored_schema(FETCH)
+    task = partial(fetch_arrow, conf.as_dict(), segment.path, run, (python_schema, stored))
     placed = work.repartitionById(partitions, "partition")
-    results = with_timestamps(placed.mapInArrow(task, spark_schema), FETCH)
+    files = placed.mapInArrow(task, task_files.FILE_DDL)
     watch = StageProgress(
         "fetch", "URLs", fetch_progress(segment, generated["urls"]), conf[PROGRESS_KEY]
     )
+    message = f"trawl fetch segment={segment.name}"
     with (
-        delta_commit_message(spark, f"trawl fetch segment={segment.name}"),
+        delta_commit_message(spark, message),
         session_conf(spark, arrow.BATCH_LIMITS),
         watch,
     ):
-        results.write.format("delta").mode("overwrite").save(segment.table("fetch"))
+        written = [row.asDict() for row in files.collect()]
+    task_files.commit(segment.storage, table, run, written, stored, message)
     warming.join()
     segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
@@ -177,14 +182,28 @@ def with_cached(fetchlist, robots, probed):
     return listed
 
 
-def fetch_arrow(conf: dict, warc_dir: str, segment: str, schema, batches):
+def fetch_arrow(conf: dict, segment_path: str, run: str, schemas: tuple, batches):
     """Spark task (``mapInArrow``, see ``jobs.arrow``): the work rows of one partition
-    in (each in its ``partition``: ``repartitionById``), fetch-table rows out."""
+    in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
+    Parquet file of its own (``jobs.task_files``), whose name, size and row count come
+    out. ``schemas``: the rows' Arrow schema as Python makes them, and as stored. A
+    partition with no work writes no file."""
     from pyspark import TaskContext
 
-    index = TaskContext.get().partitionId()
-    rows = fetch_partition(conf, warc_dir, segment, index, arrow.rows_of(batches))
-    yield from arrow.record_batches(rows, schema, "content")
+    context = TaskContext.get()
+    index, attempt = context.partitionId(), context.attemptNumber()
+    warc_dir, name = join(segment_path, "warc"), basename(segment_path)
+    rows = fetch_partition(conf, warc_dir, name, index, arrow.rows_of(batches))
+    first = next(rows, None)
+    if first is None:
+        return
+    python_schema, stored = schemas
+    batches = arrow.record_batches(itertools.chain([first], rows), python_schema, "content")
+    stored_batches = (task_files.as_stored(batch, stored) for batch in batches)
+    compression = conf["spark.sql.parquet.compression.codec"]
+    path = task_files.task_file(join(segment_path, "fetch"), run, index, attempt, compression)
+    storage = storage_of(segment_path, conf)
+    yield from task_files.write_task_file(storage, path, stored_batches, stored, compression)
 
 
 def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):

@@ -69,6 +69,28 @@ class Storage(Protocol):
         """A stream reading the file at ``path``."""
 
 
+class CountingWriter:
+    """A write-only stream that knows its offset (a WebHDFS upload cannot ``tell()``;
+    the WARC writer and pyarrow's Parquet writer ask it)."""
+
+    closed = False
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.offset = 0
+
+    def write(self, data) -> int:
+        self.raw.write(data)
+        self.offset += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.offset
+
+    def flush(self) -> None:
+        """Flushed when the file is closed."""
+
+
 def join(root: str, *parts: str) -> str:
     """``root/part/...`` for local paths and URLs alike."""
     return "/".join([root.rstrip("/"), *parts])

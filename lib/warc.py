@@ -36,7 +36,7 @@ from warcio.statusandheaders import StatusAndHeaders
 
 from lib.cdx_keys import SurtKeys
 from lib.http import Exchange
-from lib.storage import LocalStorage, Storage, basename
+from lib.storage import CountingWriter, LocalStorage, Storage, basename
 from lib.warc_fields import record_id, sha1_label, warc_date
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
@@ -67,7 +67,7 @@ class WarcFile:
         # One temporary file per task attempt: attempts never write into each other.
         self.temp_path = f"{path}.inprogress-{attempt}"
         self._opened = self.storage.open_write(self.temp_path)
-        self._handle = _CountingWriter(self._opened.__enter__())
+        self._handle = CountingWriter(self._opened.__enter__())
         self._index: list[str] = []
         self._keys = SurtKeys()
         block = "".join(f"{key}: {value}\r\n" for key, value in info.items()).encode("utf-8")
@@ -160,25 +160,6 @@ def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:
         if protocol.startswith("HTTP/"):  # a status line: warcio keeps the protocol apart
             return StatusAndHeaders(rest, headers, protocol=protocol).to_ascii_bytes()
         return StatusAndHeaders(first_line, headers, is_http_request=True).to_ascii_bytes()
-
-
-class _CountingWriter:
-    """A write-only stream that knows its offset (a WebHDFS upload cannot ``tell()``)."""
-
-    def __init__(self, raw):
-        self.raw = raw
-        self.offset = 0
-
-    def write(self, data) -> int:
-        self.raw.write(data)
-        self.offset += len(data)
-        return len(data)
-
-    def tell(self) -> int:
-        return self.offset
-
-    def flush(self) -> None:
-        """Flushed when the file is closed."""
 
 
 _EMPTY_SHA1 = sha1_label(hashlib.sha1(b""))

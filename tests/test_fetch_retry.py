@@ -88,6 +88,10 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path, c
     pages = rows.where("origin NOT IN ('probe', 'sitemap')")
     listed = sorted(r["url"] for r in pages.select("url").collect())
     assert listed == sorted(urls)  # one row per URL, none lost, none twice
+    # The killed attempt's Parquet file was neither committed nor left behind.
+    committed = {Path(uri).name for uri in rows.inputFiles()}
+    assert {p.name for p in Path(segment.table("fetch")).glob("*.parquet")} == committed
+    assert len(committed) == 2  # one file a partition
     answered = sorted(r["url"] for r in rows.where("http_status IS NOT NULL").collect())
     assert sorted(warc_page_responses(segment)) == answered
     log = entries_for(web, AGENT_URL)

@@ -1,0 +1,112 @@
+"""A Delta table whose Parquet files its Python tasks write themselves (the fetch table).
+
+Through Spark's Delta writer, every row a Python task gives crosses into the JVM as an
+Arrow batch, is rebuilt there as a row and encoded again as Parquet: for the fetch
+table, every page body, on the cores the fetch tasks need (3-6.5 CPU-s a round of the
+benchmark, and the JIT compiling that path). Here each task writes its own file with
+pyarrow (``lib.parquet_file``, streamed to the storage, so also to HDFS) and gives back
+one row: its file, size and row count. The driver then commits the files of the
+successful attempts in one Delta commit through delta-rs (the ``deltalake`` package,
+as the API's tables). A failed attempt's file is never committed, and is deleted after.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+
+from crawldb.schema import Table
+from lib.parquet_file import write_parquet
+from lib.storage import Storage, join
+
+# The row each task gives back for the file it wrote.
+FILE_DDL = "file STRING, bytes BIGINT, rows BIGINT"
+
+
+def stored_schema(table: Table):
+    """Arrow schema of ``table`` as stored: TIMESTAMP columns as UTC microseconds."""
+    import pyarrow as pa
+
+    from jobs.arrow import schemas
+
+    _, schema = schemas(table)  # times as epoch-ms BIGINT, set to timestamps below
+    for column in table.time_columns:
+        index = schema.get_field_index(column)
+        schema = schema.set(index, pa.field(column, pa.timestamp("us", tz="UTC")))
+    return schema
+
+
+def as_stored(batch, schema):
+    """A record batch of Python rows (times in epoch ms) in the stored ``schema``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = []
+    for field, column in zip(schema, batch.columns, strict=True):
+        if pa.types.is_timestamp(field.type) and not pa.types.is_timestamp(column.type):
+            column = pc.multiply(column, 1000).cast(field.type)
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def new_run(storage: Storage, table_path: str) -> str:
+    """Start writing ``table_path``: an id for this run's files. A table never committed
+    holds only files of a run that was killed: they are removed first."""
+    if not storage.exists(join(table_path, "_delta_log")):
+        storage.delete(table_path)
+    return uuid.uuid4().hex[:12]
+
+
+def task_file(table_path: str, run: str, index: int, attempt: int, compression: str) -> str:
+    """Path of the file one task attempt writes (Spark's ``part-`` naming, plus the run
+    and the attempt, so that no two attempts write into one file)."""
+    return join(table_path, f"part-{index:05d}-{run}-a{attempt}.{compression}.parquet")
+
+
+def write_task_file(
+    storage: Storage, path: str, batches: Iterable, schema, compression: str
+) -> Iterator:
+    """Task side: write the batches to ``path``; yield the file's row (``FILE_DDL``)."""
+    import pyarrow as pa
+
+    rows, size = write_parquet(storage, path, batches, schema, compression)
+    yield pa.RecordBatch.from_pylist(
+        [{"file": path.rsplit("/", 1)[-1], "bytes": size, "rows": rows}],
+        schema=pa.schema([("file", pa.string()), ("bytes", pa.int64()), ("rows", pa.int64())]),
+    )
+
+
+def commit(storage: Storage, table_path: str, run: str, files: list, schema, message: str) -> None:
+    """Driver side: commit the files the successful attempts wrote (``files``: their
+    rows) as the whole table, in one commit labelled ``message``; then delete this
+    run's other files (those of failed attempts)."""
+    from deltalake import Schema
+    from deltalake.transaction import AddAction, CommitProperties, create_table_with_add_actions
+
+    now = int(time.time() * 1000)
+    kept = [file for file in files if file["rows"]]
+    actions = [
+        AddAction(
+            file["file"], file["bytes"], {}, now, True, json.dumps({"numRecords": file["rows"]})
+        )
+        for file in kept
+    ]
+    create_table_with_add_actions(
+        table_path,
+        Schema.from_arrow(schema),
+        actions,
+        mode="overwrite",
+        commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
+    )
+    committed = {file["file"] for file in kept}
+    for name in storage.list_files(table_path):
+        if f"-{run}-a" in name and name not in committed:
+            storage.delete(join(table_path, name))
+
+
+def _stats(file: dict) -> str:
+    """The add action's statistics: the row count (no column bounds: a segment's fetch
+    table has one file per partition, a handful, and is read whole)."""
+    return json.dumps({"numRecords": file["rows"]})

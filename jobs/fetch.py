@@ -75,9 +75,8 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
     table = segment.table("fetch")
     run = task_files.new_run(segment.storage, table)
-    _, python_schema = arrow.schemas(FETCH)
     stored = task_files.stored_schema(FETCH)
-    task = partial(fetch_arrow, conf.as_dict(), segment.path, run, (python_schema, stored))
+    task = partial(fetch_arrow, conf.as_dict(), segment.path, run, stored)
     placed = work.repartitionById(partitions, "partition")
     files = placed.mapInArrow(task, task_files.FILE_DDL)
     watch = StageProgress(
@@ -182,28 +181,28 @@ def with_cached(fetchlist, robots, probed):
     return listed
 
 
-def fetch_arrow(conf: dict, segment_path: str, run: str, schemas: tuple, batches):
+def fetch_arrow(conf: dict, segment_path: str, run: str, stored, batches):
     """Spark task (``mapInArrow``, see ``jobs.arrow``): the work rows of one partition
     in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
-    Parquet file of its own (``jobs.task_files``), whose name, size and row count come
-    out. ``schemas``: the rows' Arrow schema as Python makes them, and as stored. A
-    partition with no work writes no file."""
+    Parquet file of its own (``jobs.task_files``; ``stored``: the table's Arrow schema),
+    whose name, size and row count come out. A partition with no work writes no file."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
     index, attempt = context.partitionId(), context.attemptNumber()
-    warc_dir, name = join(segment_path, "warc"), basename(segment_path)
-    rows = fetch_partition(conf, warc_dir, name, index, arrow.rows_of(batches))
+    segment = Segment(segment_path, storage_of(segment_path, conf))
+    rows = fetch_partition(conf, segment.warc_dir, segment.name, index, arrow.rows_of(batches))
     first = next(rows, None)
     if first is None:
         return
-    python_schema, stored = schemas
+    python_schema = task_files.python_schema(stored)
     batches = arrow.record_batches(itertools.chain([first], rows), python_schema, "content")
     stored_batches = (task_files.as_stored(batch, stored) for batch in batches)
     compression = conf["spark.sql.parquet.compression.codec"]
-    path = task_files.task_file(join(segment_path, "fetch"), run, index, attempt, compression)
-    storage = storage_of(segment_path, conf)
-    yield from task_files.write_task_file(storage, path, stored_batches, stored, compression)
+    path = task_files.task_file(segment.table("fetch"), run, index, attempt, compression)
+    yield from task_files.write_task_file(
+        segment.storage, path, stored_batches, stored, compression
+    )
 
 
 def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):

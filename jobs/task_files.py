@@ -38,6 +38,16 @@ def stored_schema(table: Table):
     return schema
 
 
+def python_schema(stored):
+    """The Arrow schema of the same rows as Python makes them (times in epoch ms)."""
+    import pyarrow as pa
+
+    for index, field in enumerate(stored):
+        if pa.types.is_timestamp(field.type):
+            stored = stored.set(index, pa.field(field.name, pa.int64()))
+    return stored
+
+
 def as_stored(batch, schema):
     """A record batch of Python rows (times in epoch ms) in the stored ``schema``."""
     import pyarrow as pa
@@ -87,12 +97,7 @@ def commit(storage: Storage, table_path: str, run: str, files: list, schema, mes
 
     now = int(time.time() * 1000)
     kept = [file for file in files if file["rows"]]
-    actions = [
-        AddAction(
-            file["file"], file["bytes"], {}, now, True, json.dumps({"numRecords": file["rows"]})
-        )
-        for file in kept
-    ]
+    actions = [AddAction(file["file"], file["bytes"], {}, now, True, _stats(file)) for file in kept]
     create_table_with_add_actions(
         table_path,
         Schema.from_arrow(schema),

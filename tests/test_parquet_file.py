@@ -35,19 +35,11 @@ def fetch_rows(count: int, body: bytes = b"<html>x</html>") -> list[dict]:
     return rows
 
 
-def python_schema():
-    """The fetch rows' Arrow schema as the Python tasks make them (times in epoch ms)."""
-    fields = []
-    for field in task_files.stored_schema(FETCH):
-        kind = pa.int64() if pa.types.is_timestamp(field.type) else field.type
-        fields.append(pa.field(field.name, kind))
-    return pa.schema(fields)
-
-
 def stored_batches(rows: list[dict], size: int):
     stored = task_files.stored_schema(FETCH)
+    made = task_files.python_schema(stored)
     for start in range(0, len(rows), size):
-        batch = pa.RecordBatch.from_pylist(rows[start : start + size], schema=python_schema())
+        batch = pa.RecordBatch.from_pylist(rows[start : start + size], schema=made)
         yield task_files.as_stored(batch, stored)
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import sys
 
+from jobs import arrow
 from jobs.common import job_main, job_parser
-from jobs.fetch import fetch
+from jobs.fetch import WORKER_MODULES, fetch
 from jobs.generate import generate
 from jobs.inject import inject
 from jobs.layout import STAGES, DataDir, Segment
@@ -43,6 +44,9 @@ def run(spark, conf, args) -> int:
             file=sys.stderr,
         )
         return 2
+    # The Python workers of the fetch tasks start (3 s of the first round on a cold
+    # session, on both cores) while generate runs in the JVM.
+    warming = arrow.warm_workers(spark, WORKER_MODULES)
     for name in unfinished_segments(data):
         print(f"crawl: finishing segment {name} left unfinished", flush=True)
         finish_segment(spark, conf, data, data.segment(name))
@@ -53,6 +57,7 @@ def run(spark, conf, args) -> int:
             print("crawl: nothing due, stopping", flush=True)
             break
         finish_segment(spark, conf, data, data.segment(name))
+    warming.join()  # a crawl with nothing due ends before the workers are up
     return 0
 
 

@@ -24,6 +24,7 @@ from jobs.common import (
     progress,
     session_conf,
 )
+from jobs.delta_files import read_current
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.metrics import record
 from jobs.probe_cache import fresh_probes
@@ -42,6 +43,9 @@ from lib.http import user_agent
 from lib.progress import ProgressFile, read_progress
 from lib.storage import basename, join
 from lib.warc import WarcFile
+
+# What the fetch tasks import (and parse's, which ``fetcher.parse`` runs next).
+WORKER_MODULES = ("jobs.fetch", "jobs.parse")
 
 
 def build_parser():
@@ -67,8 +71,8 @@ def run(spark, conf, args) -> int:
 def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
-    warming = arrow.warm_workers(spark, ("jobs.fetch", "jobs.parse"))
-    fetchlist = spark.read.format("delta").load(segment.table("fetchlist"))
+    warming = arrow.warm_workers(spark, WORKER_MODULES)
+    fetchlist = read_current(spark, segment.table("fetchlist"))
     generated = segment.summary("generated")
     partitions = generated["partitions"]
     fetchlist = with_partition(fetchlist, partitions)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from crawldb.schema import SOFT404
 from jobs import write_behind
 from jobs.common import now_ms, upsert_by_host
+from jobs.delta_files import read_current
 from jobs.layout import DataDir, Segment
 from lib.fetcher import ORIGIN_PROBE
 
@@ -30,7 +31,7 @@ def fresh_probes(spark, data: DataDir, conf):
     if not DeltaTable.isDeltaTable(spark, data.soft404):
         return None
     oldest = now_ms() - ttl * 1000
-    table = spark.read.format("delta").load(data.soft404)
+    table = read_current(spark, data.soft404)
     return table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
 
 

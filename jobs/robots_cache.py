@@ -11,6 +11,7 @@ from __future__ import annotations
 from crawldb.schema import ROBOTS
 from jobs import write_behind
 from jobs.common import now_ms, upsert_by_host
+from jobs.delta_files import read_current
 from jobs.layout import DataDir
 from lib.fetcher import ORIGIN_ROBOTS
 from lib.robots import RobotsRules
@@ -27,7 +28,7 @@ def fresh_robots(spark, data: DataDir, conf, hosts=None):
     if ttl <= 0 or not DeltaTable.isDeltaTable(spark, data.robots):
         return None
     oldest = now_ms() - ttl * 1000
-    table = spark.read.format("delta").load(data.robots)
+    table = read_current(spark, data.robots)
     fresh = table.where(F.unix_millis("fetched_at") >= F.lit(oldest))
     if hosts is not None:
         fresh = fresh.join(hosts, "host", "left_semi")

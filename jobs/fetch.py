@@ -195,7 +195,7 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored, batches):
     context = TaskContext.get()
     index, attempt = context.partitionId(), context.attemptNumber()
     segment = Segment(segment_path, storage_of(segment_path, conf))
-    rows = fetch_partition(conf, segment.warc_dir, segment.name, index, arrow.rows_of(batches))
+    rows = fetch_partition(conf, segment, index, attempt, arrow.rows_of(batches))
     first = next(rows, None)
     if first is None:
         return
@@ -209,10 +209,8 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored, batches):
     )
 
 
-def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
+def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows):
     """Fetch one partition's work rows (dicts), write its WARC file, yield result rows."""
-    from pyspark import TaskContext
-
     items, cache, probed = [], {}, set()
     for row in rows:
         if row["url"] is not None:
@@ -223,13 +221,10 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
             cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
     if not items:
         return
-    context = TaskContext.get()
-    attempt = context.attemptNumber() if context else 0
-    name = join(warc_dir, f"trawl-{segment}-{index:05d}.warc.gz")
-    storage = storage_of(warc_dir, conf)
-    warc = WarcFile(name, _warcinfo(conf, segment), attempt=attempt, storage=storage)
-    segment_path = warc_dir.rsplit("/", 1)[0]
-    path = join(progress_dir(segment_path), f"part-{index:05d}.json")
+    storage = segment.storage
+    name = join(segment.warc_dir, f"trawl-{segment.name}-{index:05d}.warc.gz")
+    warc = WarcFile(name, _warcinfo(conf, segment.name), attempt=attempt, storage=storage)
+    path = join(progress_dir(segment.path), f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
     fetcher = PartitionFetcher(conf, warc, cache, attempt, probed)
     try:
@@ -242,8 +237,8 @@ def fetch_partition(conf: dict, warc_dir: str, segment: str, index: int, rows):
         warc.abort()
         raise
     warc.close()
-    index = join(cdxj_dir(segment_path), f"{basename(name)}.cdxj")
-    storage.write_atomic(index, warc.cdxj().encode())
+    cdxj = join(cdxj_dir(segment.path), f"{basename(name)}.cdxj")
+    storage.write_atomic(cdxj, warc.cdxj().encode())
     progress.finish()
 
 

@@ -20,6 +20,9 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
   detection); other targets are recorded for a later round;
 - with ``fetcher.follow.outlinks.depth`` set, a page's links to its own host are
   queued behind the host's other URLs (``lib.follow``);
+- a host whose queue would hold the round long after the rest finished has the URLs
+  that do not fit deferred to the next round (``lib.roundtail``, looked at every
+  ``TAIL_LOOK`` seconds; ``fetcher.round.tail.*``);
 - ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
   unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
   that the retry cannot follow the failed attempt's last request too closely;
@@ -44,6 +47,7 @@ from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
 from lib.politeness import DONE, PoliteScheduler, Wait
 from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
 from lib.robots import RobotsRules
+from lib.roundtail import HostOutlook, plan_tail
 from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import host_of, resolve, scheme_of
@@ -61,6 +65,8 @@ REASON_CIRCUIT = "host_circuit_open"
 # Longest wait for the network when no host is due: a bound, not a poll the rules rely
 # on (a request ending wakes the loop at once). Unit: seconds.
 IDLE_WAIT = 1.0
+# How often the round's tail is looked at (lib.roundtail). Unit: seconds.
+TAIL_LOOK = 1.0
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
 _HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
@@ -154,6 +160,12 @@ class PartitionFetcher:
         # Rows and exchanges to write, emptied after each look at the network: so few
         # pages wait in memory that the WARC file's writing needs no bound of its own.
         self._outbox: list[tuple[Exchange | None, dict[str, Any] | None]] = []
+        self.starts: list[float] = []  # each request's start, seconds from the first
+        self.first_start: float | None = None
+        self.deferred = 0  # URLs deferred to the next round
+        self.eta = 0.0  # seconds from the last look at the tail until the last request
+        self.holding: list[str] = []  # hosts holding the round, at the last look
+        self._next_look = 0.0
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
 
@@ -174,6 +186,8 @@ class PartitionFetcher:
         has anything left (or the round's time is up and nothing is on its way)."""
         while True:
             wait = self._start_ready()
+            if self.first_start is not None and time.monotonic() >= self._next_look:
+                self._look_at_tail()
             yield from self._written()
             if wait is None and not self.client.pending:
                 return
@@ -207,7 +221,40 @@ class PartitionFetcher:
         except StopIteration as end:
             self.scheduler.release(host, end.value)
             return
+        now = time.monotonic()
+        if self.first_start is None:
+            self.first_start = now
+            self._next_look = now + TAIL_LOOK
+        self.starts.append(now - self.first_start)
         self.client.start(request.url, request.headers, tag=(host, handler))
+
+    def _look_at_tail(self) -> None:
+        """Defer the URLs of hosts that would hold the round (``lib.roundtail``)."""
+        now = time.monotonic()
+        self._next_look = now + TAIL_LOOK
+        outlooks = [self._outlook(queue, now) for queue in self.scheduler.waiting()]
+        plan = plan_tail(outlooks, self.starts, now - self.first_start, self.conf)
+        self.eta, self.holding = plan.eta, plan.holding
+        if not self.conf["fetcher.round.tail.defer"]:
+            return
+        for outlook in outlooks:
+            if outlook.host in plan.keep:
+                cut = outlook.queued - plan.keep[outlook.host]
+                for item in self.scheduler.take_last(outlook.host, cut):
+                    self._defer(item)
+
+    def _outlook(self, queue, now: float) -> HostOutlook:
+        state = self.hosts[queue.host]
+        pace = state.delay() + (state.response_time or 0.0)
+        start = pace if queue.busy else max(queue.next_start - now, 0.0)
+        return HostOutlook(queue.host, len(queue.items), start, pace)
+
+    def _defer(self, item: RobotsTask | FetchItem) -> None:
+        if isinstance(item, FetchItem) and not self._superseded(item):
+            if item.origin in _FOLLOWED_FROM:
+                self.deferred += 1
+            self.tickets.pop(item.url, None)
+            self._emit(None, self._row(item, st.SKIPPED, st.REASON_DEFERRED))
 
     def _written(self) -> Iterator[dict[str, Any]]:
         """Write the exchanges waiting in the outbox; yield their rows."""
@@ -299,8 +346,10 @@ class PartitionFetcher:
             self._drain(host, st.SKIPPED, REASON_CIRCUIT)
         # A response cut at a limit was still being sent when the client hung up; the
         # server's request ends when it notices, which the client cannot see (a loaded
-        # server logged it after the client's cut): the pause counts twice.
-        pause = verdict.pause * 2 if exchange.truncated else verdict.pause
+        # server logged it after the client's cut): the host's own delay counts twice.
+        pause = verdict.pause
+        if exchange.truncated:
+            pause += self.hosts[host].polite_delay()
         return exchange.ended_monotonic + pause
 
     def _refused_before_request(self, host: str, task: FetchItem) -> bool:

@@ -3,12 +3,15 @@ when to give up on it (plain Python, no I/O; times in seconds).
 
 Pause before the next request to the host, after the end of the previous one::
 
-    pause = max(fetcher.server.delay, Crawl-delay, min(factor * recent response time, cap))
+    pause = max(fetcher.server.delay, Crawl-delay, min(factor * last response time, cap))
 
-where "recent response time" is an exponential moving average (weight 0.3 on the newest)
-of the exchanges' times less the crawler's own stalls (``Exchange.server_seconds``)
-and ``factor``/``cap`` are ``fetcher.adaptive.delay.factor``/``.max``: a slow server gets
-a longer pause. After a failure the pause doubles per consecutive failure (capped at
+where "last response time" is the server's time on the host's last exchange alone (less
+the crawler's own stalls, ``Exchange.server_seconds``), as Heritrix paces a host, and
+``factor``/``cap`` are ``fetcher.adaptive.delay.factor``/``.max``: a server slow on every
+answer gets a longer pause on every request, while one slow, trickled or cut answer
+delays the next request once and the host is back at its pace as soon as it answers
+fast again (a moving average kept one 20 s answer above the cap for several requests).
+After a failure the pause doubles per consecutive failure (capped at
 ``fetcher.backoff.max``); a 429 or 503 with ``Retry-After`` waits that long instead.
 ``fetcher.max.exceptions.per.queue`` consecutive failures open the host's circuit: its
 remaining URLs go back to the crawldb unchanged. A ``Retry-After`` longer than
@@ -23,7 +26,6 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-EWMA_WEIGHT = 0.3
 BACK_OFF_STATUSES = (429, 503)
 
 
@@ -63,7 +65,7 @@ class HostState:
         self.backoff_cap = conf["fetcher.backoff.max"]
         self.max_failures = conf["fetcher.max.exceptions.per.queue"]
         self.crawl_delay: float | None = None
-        self.response_time: float | None = None
+        self.response_time: float | None = None  # of the last exchange, seconds
         self.failures = 0
 
     def delay(self) -> float:
@@ -71,7 +73,7 @@ class HostState:
         adaptive = 0.0
         if self.response_time is not None:
             adaptive = min(self.factor * self.response_time, self.adaptive_cap)
-        return max(self.base_delay, self.crawl_delay or 0.0, adaptive)
+        return max(self.polite_delay(), adaptive)
 
     def after(
         self,
@@ -97,10 +99,11 @@ class HostState:
         return Verdict(backoff)
 
     def _observe(self, seconds: float) -> None:
-        if self.response_time is None:
-            self.response_time = seconds
-        else:
-            self.response_time = EWMA_WEIGHT * seconds + (1 - EWMA_WEIGHT) * self.response_time
+        self.response_time = seconds
+
+    def polite_delay(self) -> float:
+        """The pause the host asks for or is configured with, without the adaptive part."""
+        return max(self.base_delay, self.crawl_delay or 0.0)
 
 
 def now_utc() -> float:

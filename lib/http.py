@@ -102,12 +102,17 @@ class Exchange:
     # Of duration_ms, how long the caller did not look at the network (STALL_THRESHOLD):
     # time the answer may have waited for the client, not the server's.
     stalled_ms: int = 0
+    cut_at_size: bool = False  # truncated at http.content.limit (as received or decoded)
+    first_byte_ms: int = 0  # from the request's start to the answer's first byte
 
     @property
     def server_seconds(self) -> float:
         """The exchange's duration less the client's stalls: the server's time as far as
-        the client can tell (an answer that came in during a stall counts as quick)."""
-        return max(self.duration_ms - self.stalled_ms, 0) / 1000.0
+        the client can tell (an answer that came in during a stall counts as quick). A
+        body cut at the size limit counts until its first byte: a server sending a huge
+        page is busy, not slow."""
+        spent = self.first_byte_ms if self.cut_at_size else self.duration_ms
+        return max(spent - self.stalled_ms, 0) / 1000.0
 
     def header(self, name: str) -> str | None:
         """First response header of that name (case-insensitive), or ``None``."""
@@ -369,6 +374,7 @@ class HttpClient:
             exchange.status = curl.getinfo(pycurl.RESPONSE_CODE) or None
             exchange.reason_phrase = _reason_phrase(status_line)
             exchange.peer = curl.getinfo(pycurl.PRIMARY_IP) or None
+            exchange.first_byte_ms = int(curl.getinfo(pycurl.STARTTRANSFER_TIME) * 1000)
         if gate.refused is not None:
             exchange.error, exchange.error_detail = REASON_PRIVATE, gate.refused
         elif gate.resent:
@@ -381,7 +387,8 @@ class HttpClient:
             encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
             exchange.raw_body = raw
             exchange.body, bomb = decode_body(raw, encoding, self.limit)
-            exchange.truncated = exchange.truncated or body.cut or bomb
+            exchange.cut_at_size = body.cut or bomb
+            exchange.truncated = exchange.truncated or exchange.cut_at_size
         self._ended.append((transfer.tag, _timed(exchange, transfer.start)))
 
     def _failed(self, exchange: Exchange, failure: pycurl.error, body: _Body, start: float):

@@ -85,6 +85,16 @@ class PoliteScheduler:
         queue.items.clear()
         return items
 
+    def take_last(self, host: str, count: int) -> list[Any]:
+        """Remove and return the last ``count`` queued items of the host, in queue order."""
+        queue = self._queues[host]
+        taken = [queue.items.pop() for _ in range(min(count, len(queue.items)))]
+        return taken[::-1]
+
+    def waiting(self) -> list[HostQueue]:
+        """The queues that still have items (held hosts among them)."""
+        return [queue for queue in self._queues.values() if queue.items]
+
     def next_ready(self) -> tuple[str, Any] | Wait | object:
         """A pair to fetch now (its host is held until ``release``), a ``Wait``, or
         ``DONE`` when every queue is empty and no host is held."""

@@ -117,8 +117,11 @@ def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, c
 def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> Row:
     """Apply one fetch result (joined with its parse result, if any) to a crawldb row."""
     outcome = fetch["fetch_status"]
-    if row.get("segment") == segment or outcome == st.SKIPPED:
+    if row.get("segment") == segment:
         return row
+    if outcome == st.SKIPPED:  # not asked: unchanged, but a deferred URL goes first next round
+        deferred = fetch["reason"] == st.REASON_DEFERRED
+        return {**row, "reason": st.REASON_DEFERRED} if deferred else row
     new = dict(row)
     fetched_at = fetch["fetched_at"]
     new.update(segment=segment, last_fetch_time=fetched_at, reason=fetch["reason"])

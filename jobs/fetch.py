@@ -21,6 +21,7 @@ from jobs.common import (
     delta_commit_message,
     job_main,
     job_parser,
+    now_ms,
     progress,
     session_conf,
 )
@@ -109,6 +110,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
             ("urls", summary["urls"]),
             ("pages", summary["pages"]),
             ("errors", summary["errors"]),
+            ("deferred", summary["deferred"]),
             ("bytes", summary["bytes"]),
             ("pages/s", summary["pages_per_second"]),
             ("s", summary["seconds"]),
@@ -128,12 +130,15 @@ def progress_dir(segment_path: str) -> str:
 
 
 def fetch_progress(segment: Segment, listed: int):
-    """``() -> (URLs done, URLs to do)`` from the tasks' progress files: the fetch list's
-    URLs and the links followed so far (fetcher.follow.outlinks.depth)."""
+    """``() -> (URLs done, URLs to do, ETA, note)`` from the tasks' progress files: the
+    fetch list's URLs and the links followed so far (fetcher.follow.outlinks.depth); the
+    ETA the tasks project from their hosts' queues and pauses (``lib.roundtail``), and
+    the URLs deferred and the hosts holding the round."""
 
-    def figures() -> tuple[int, int]:
-        done, added = read_progress(segment.storage, progress_dir(segment.path))
-        return done, listed + added
+    def figures() -> tuple[int, int, float | None, str]:
+        totals = read_progress(segment.storage, progress_dir(segment.path))
+        eta = None if totals.eta_at is None else max(totals.eta_at - now_ms() / 1000, 0.0)
+        return totals.done, listed + totals.added, eta, totals.note()
 
     return figures
 
@@ -230,7 +235,8 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
     try:
         for row in fetcher.run(items):
             if row["origin"] in (ORIGIN_FETCHLIST, ORIGIN_OUTLINK):
-                progress.added = fetcher.followed
+                progress.added, progress.deferred = fetcher.followed, fetcher.deferred
+                progress.eta_at, progress.holding = fetcher.eta_at, fetcher.holding
                 progress.advance()
             yield row
     except BaseException:
@@ -281,6 +287,7 @@ def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
         if group["warc_file"] is not None and group["first_ms"] is not None:
             span = busy.setdefault(group["warc_file"], [group["first_ms"], group["last_ms"]])
             span[0], span[1] = min(span[0], group["first_ms"]), max(span[1], group["last_ms"])
+    summary["deferred"] = summary["reasons"].get(st.REASON_DEFERRED, 0)
     summary["skew"] = skew([float(last - first) for first, last in busy.values()])
     summary["seconds"] = round(seconds, 1)
     summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0

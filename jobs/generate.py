@@ -83,11 +83,19 @@ def with_priority(due, conf, now: int):
         exp=F.exp,
     )
     tier = (
-        F.when(F.col("priority") >= conf["generate.tier.high.min"], "high")
+        F.when(deferred(), "high")
+        .when(F.col("priority") >= conf["generate.tier.high.min"], "high")
         .when(F.col("priority") >= conf["generate.tier.medium.min"], "medium")
         .otherwise("low")
     )
     return due.withColumn("priority", value).withColumn("tier", tier)
+
+
+def deferred():
+    """Rows deferred by the last round's fetch (lib.roundtail): generated first."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.col("reason") == F.lit(st.REASON_DEFERRED), F.lit(False))
 
 
 def count_key(conf):
@@ -138,7 +146,12 @@ def select_due(crawldb, conf, now: int, pauses=None):
         free_after = F.unix_millis("generate_time") + F.lit(conf["crawl.gen.delay"])
         due = due.where(F.col("generate_time").isNull() | (free_after <= F.lit(now)))
     due = with_priority(due, conf, now)
-    best_first = [F.col("priority").desc(), F.col("depth").asc(), F.col("url").asc()]
+    best_first = [
+        deferred().desc(),
+        F.col("priority").desc(),
+        F.col("depth").asc(),
+        F.col("url").asc(),
+    ]
     # One URL per dedup key (lib.urls.UrlNormalizer): variants of a page are not all
     # fetched; the one that answered with content is preferred over a redirect.
     redirect_last = F.col("status").isin(st.REDIR_PERM, st.REDIR_TEMP).cast("int")
@@ -156,7 +169,8 @@ def select_due(crawldb, conf, now: int, pauses=None):
         due = due.withColumn("_rank", rank).where(F.col("_rank") <= cap).drop("_rank")
     due = due.select(*[name for name in FETCHLIST.names if name != "partition"], "pause")
     budget = conf["generate.topN"]
-    return due if budget < 0 else within_budget(due, budget, conf, best_first)
+    # Deferred rows are all in the high tier: within it, by priority (no reason column left).
+    return due if budget < 0 else within_budget(due, budget, conf, best_first[1:])
 
 
 def within_budget(due, budget: int, conf, best_first):

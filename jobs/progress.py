@@ -1,9 +1,10 @@
 """Progress lines of long stages on the driver, every ``job.progress.interval`` seconds.
 
 ``StageProgress`` runs a daemon thread while its block runs and prints
-``lib.progress.progress_line`` from a ``read() -> (done, total)`` callback: for fetch,
-the URLs done summed over the tasks' progress files; for other stages, the tasks done
-in Spark's active stages (``spark_tasks``).
+``lib.progress.progress_line`` from a ``read() -> (done, total[, eta_s, note])``
+callback: for fetch, the URLs done summed over the tasks' progress files, with the ETA
+the tasks project from their hosts' queues; for other stages, the tasks done in Spark's
+active stages (``spark_tasks``).
 """
 
 from __future__ import annotations
@@ -42,11 +43,12 @@ class StageProgress:
     def _loop(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                done, total = self.read()
+                done, total, *known = self.read()
             except Exception:  # noqa: BLE001 - progress must never break the job
                 continue
             elapsed = time.monotonic() - self._started
-            print(progress_line(self.stage, done, total, elapsed, self.unit), flush=True)
+            line = progress_line(self.stage, done, total, elapsed, self.unit, *known)
+            print(line, flush=True)
 
 
 def spark_tasks(spark) -> Callable[[], tuple[int, int]]:

@@ -96,6 +96,7 @@ ROUND_FIGURES = {  # column of --stats' rounds: (job, figure in the metrics tabl
     "generated": ("generate", "urls"),
     "fetched": ("fetch", "pages"),
     "errors": ("fetch", "errors"),
+    "deferred": ("fetch", "deferred"),
     "pages/s": ("fetch", "pages_per_second"),
     "skew": ("fetch", "skew"),
     "new urls": ("updatedb", "new"),

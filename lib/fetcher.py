@@ -163,7 +163,7 @@ class PartitionFetcher:
         self.starts: list[float] = []  # each request's start, seconds from the first
         self.first_start: float | None = None
         self.deferred = 0  # URLs deferred to the next round
-        self.eta = 0.0  # seconds from the last look at the tail until the last request
+        self.eta_at: float | None = None  # epoch seconds of the last request, projected
         self.holding: list[str] = []  # hosts holding the round, at the last look
         self._next_look = 0.0
         minutes = conf["fetcher.timelimit.mins"]
@@ -234,7 +234,7 @@ class PartitionFetcher:
         self._next_look = now + TAIL_LOOK
         outlooks = [self._outlook(queue, now) for queue in self.scheduler.waiting()]
         plan = plan_tail(outlooks, self.starts, now - self.first_start, self.conf)
-        self.eta, self.holding = plan.eta, plan.holding
+        self.eta_at, self.holding = time.time() + plan.eta, plan.holding
         if not self.conf["fetcher.round.tail.defer"]:
             return
         for outlook in outlooks:

@@ -11,18 +11,34 @@ from __future__ import annotations
 
 import json
 import time
+from typing import NamedTuple
 
 from lib.storage import Storage
 
+HOLDING_SHOWN = 5  # names of what holds a stage, at most, in its line
 
-def progress_line(stage: str, done: int, total: int, elapsed_s: float, unit: str) -> str:
-    """``fetch: 1,234/9,000 URLs (13.7%), 56.2 URLs/s, ETA 2m18s, 22s elapsed``."""
+
+def progress_line(
+    stage: str,
+    done: int,
+    total: int,
+    elapsed_s: float,
+    unit: str,
+    eta_s: float | None = None,
+    note: str = "",
+) -> str:
+    """``fetch: 1,234/9,000 URLs (13.7%), 56.2 URLs/s, ETA 2m18s, 22s elapsed``; the ETA
+    is ``eta_s`` when the stage knows better (fetch: its hosts' queues and pauses), else
+    what the rate so far leaves; ``note`` follows (``12 deferred; held by ...``)."""
     share = f" ({done / total:.1%})" if total else ""
     rate = done / elapsed_s if elapsed_s > 0 else 0.0
-    eta = _duration((total - done) / rate) if rate > 0 and total >= done else "unknown"
+    if eta_s is not None:
+        eta = _duration(eta_s)
+    else:
+        eta = _duration((total - done) / rate) if rate > 0 and total >= done else "unknown"
     return (
         f"{stage}: {done:,}/{total:,} {unit}{share}, {rate:.1f} {unit}/s, ETA {eta}, "
-        f"{_duration(elapsed_s)} elapsed"
+        f"{_duration(elapsed_s)} elapsed{f', {note}' if note else ''}"
     )
 
 
@@ -49,6 +65,9 @@ class ProgressFile:
         self._period = interval / 4
         self.done = 0
         self.added = 0  # units found while working (links followed in the round)
+        self.deferred = 0  # units sent to a later round (lib.roundtail)
+        self.eta_at: float | None = None  # epoch seconds when the task expects to end
+        self.holding: list[str] = []  # what holds the task, when a few things do
         self._written_at = float("-inf")  # the first advance writes
 
     def advance(self, count: int = 1) -> None:
@@ -64,7 +83,14 @@ class ProgressFile:
 
     def _write(self) -> None:
         self._written_at = time.monotonic()
-        figures = {"done": self.done, "total": self.total + self.added, "added": self.added}
+        figures = {
+            "done": self.done,
+            "total": self.total + self.added,
+            "added": self.added,
+            "deferred": self.deferred,
+            "eta_at": self.eta_at,
+            "holding": self.holding,
+        }
         record = json.dumps(figures).encode()
         try:
             self.storage.write_atomic(self.path, record)
@@ -72,10 +98,29 @@ class ProgressFile:
             pass  # progress is informative only: never fail a task for it
 
 
-def read_progress(storage: Storage, folder: str) -> tuple[int, int]:
-    """``(units done, units added while working)``, summed over the progress files in
-    ``folder``."""
-    done = added = 0
+class Totals(NamedTuple):
+    """The tasks' progress files summed: units done, found while working, deferred; the
+    latest end any task expects (epoch seconds, ``None``: none said) and what holds them."""
+
+    done: int = 0
+    added: int = 0
+    deferred: int = 0
+    eta_at: float | None = None
+    holding: tuple[str, ...] = ()
+
+    def note(self) -> str:
+        """``12 deferred; held by a, b`` (empty when there is nothing to say)."""
+        parts = [f"{self.deferred:,} deferred"] if self.deferred else []
+        if self.holding:
+            parts.append("held by " + ", ".join(self.holding))
+        return "; ".join(parts)
+
+
+def read_progress(storage: Storage, folder: str) -> Totals:
+    """The progress files in ``folder``, summed (``Totals``)."""
+    done = added = deferred = 0
+    eta_at: float | None = None
+    holding: list[str] = []
     for name in storage.list_files(folder):
         if name.startswith("."):
             continue  # a file being replaced
@@ -85,4 +130,8 @@ def read_progress(storage: Storage, folder: str) -> tuple[int, int]:
             continue
         done += int(figures["done"])
         added += int(figures.get("added", 0))
-    return done, added
+        deferred += int(figures.get("deferred", 0))
+        if figures.get("eta_at") is not None:
+            eta_at = max(eta_at or 0.0, float(figures["eta_at"]))
+        holding += figures.get("holding", [])
+    return Totals(done, added, deferred, eta_at, tuple(holding[:HOLDING_SHOWN]))

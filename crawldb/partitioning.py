@@ -16,6 +16,8 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
+from lib.roundtail import BULK_SHARE, HostOutlook, round_budget, time_to_start
+
 MIN_URL_COST = 0.01  # seconds: a URL costs its transfer even with no delay at all
 
 
@@ -70,3 +72,36 @@ def urls_within(pause_s, time_limit_mins: float, floor=math.floor, greatest=max)
     """``round_cap`` for a positive pause and a limit; written over operators that floats
     and Spark Columns share (generate passes ``F.floor`` and a Column ``greatest``)."""
     return greatest(1, floor(time_limit_mins * 60.0 / pause_s))
+
+
+def host_pace(pause_s: float, response_s: float | None, conf: Mapping) -> float:
+    """Seconds a host takes per URL: its pause (the adaptive delay's, for a host whose
+    typical answer is slow: ``lib.hoststate``) plus the answer itself."""
+    answer = response_s or 0.0
+    adaptive = min(
+        conf["fetcher.adaptive.delay.factor"] * answer, conf["fetcher.adaptive.delay.max"]
+    )
+    return max(pause_s, adaptive) + answer
+
+
+def typical_response(urls: int, avg_ms: float | None, max_ms: int | None) -> float | None:
+    """A host's usual response time in seconds from a round's statistics: the mean
+    without its slowest answer, so that one trickled page does not make it a slow host."""
+    if not urls or avg_ms is None:
+        return None
+    if urls == 1 or max_ms is None:
+        return avg_ms / 1000.0
+    return max(avg_ms * urls - max_ms, 0.0) / (urls - 1) / 1000.0
+
+
+def round_shares(hosts: Mapping[str, tuple[int, float]], conf: Mapping) -> dict[str, int]:
+    """For a round of ``hosts`` (host -> (URLs, pace in seconds)), the most URLs of each
+    host that fit the round's budget (``lib.roundtail``: 1.5 x the time by which 95% of
+    the round's URLs start, + 10 s by default), for the hosts whose queue would not fit:
+    they finish with the rest and spread the remainder over the next rounds."""
+    outlooks = [HostOutlook(host, urls, 0.0, pace) for host, (urls, pace) in hosts.items() if urls]
+    if not outlooks:
+        return {}
+    target = math.ceil(BULK_SHARE * sum(o.queued for o in outlooks))
+    window = round_budget(time_to_start(outlooks, target, 0.0), conf)
+    return {o.host: o.started_within(window) for o in outlooks if o.finish() > window}

@@ -21,7 +21,9 @@ from crawldb import status as st
 from crawldb.partitioning import (
     assign_partitions,
     host_cost,
+    host_pace,
     partition_loads,
+    round_shares,
     skew,
     urls_within,
 )
@@ -30,7 +32,7 @@ from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
 from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, now_ms, progress
 from jobs.layout import DataDir
-from jobs.metrics import record
+from jobs.metrics import latest_responses, record
 from jobs.robots_cache import host_pauses
 from jobs.store import read_crawldb, upgrade_crawldb
 from jobs.submissions import inject_pending, without_cancelled
@@ -167,7 +169,10 @@ def select_due(crawldb, conf, now: int, pauses=None):
     if cap is not None:
         rank = F.row_number().over(Window.partitionBy(count_key(conf)).orderBy(*best_first))
         due = due.withColumn("_rank", rank).where(F.col("_rank") <= cap).drop("_rank")
-    due = due.select(*[name for name in FETCHLIST.names if name != "partition"], "pause")
+    due = due.withColumn("deferred", deferred())
+    due = due.select(
+        *[name for name in FETCHLIST.names if name != "partition"], "pause", "deferred"
+    )
     budget = conf["generate.topN"]
     # Deferred rows are all in the high tier: within it, by priority (no reason column left).
     return due if budget < 0 else within_budget(due, budget, conf, best_first[1:])
@@ -197,17 +202,21 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     crawldb = without_cancelled(spark, data, read_crawldb(spark, data))
     due_hosts = crawldb.where(F.unix_millis("fetch_time") <= F.lit(now)).select("host")
     pauses = host_pauses(spark, data, conf, due_hosts).cache()
-    selected = select_due(crawldb, conf, now, pauses).cache()
+    due = select_due(crawldb, conf, now, pauses).cache()
+    per_host = host_paces(spark, data, due, conf)
+    due_count = sum(urls for urls, _ in per_host.values())
+    shares = round_shares(per_host, conf) if conf["fetcher.round.tail.defer"] else {}
+    selected = within_shares(spark, due, shares, per_host)
     tiers = {r["tier"]: r["count"] for r in selected.groupBy("tier").count().collect()}
     count = sum(tiers.values())
     if count == 0:
-        selected.unpersist()
+        due.unpersist()
         progress("generate", [("urls due", 0)])
         return None
     name = data.new_segment_name()
     segment = data.segment(name)
     partitions = fetch_partitions(spark, conf)
-    placed, skew_expected = place_hosts(spark, selected, partitions)
+    placed, skew_expected = place_hosts(per_host, partitions)
     hosts = len(placed)
     with delta_commit_message(spark, f"trawl generate segment={name}"):
         placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
@@ -216,12 +225,14 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
             segment.table("fetchlist")
         )
     # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).
-    selected.unpersist()
+    due.unpersist()
     pauses.unpersist()
     if conf["generate.update.crawldb"]:
         mark_generated(spark, data, segment, now)
     tiers = {t: tiers.get(t, 0) for t in TIERS}
     summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
+    # URLs of slow hosts left for later rounds, so that the round's hosts finish together.
+    summary["spread"] = due_count - count
     summary = {**summary, "skew_expected": skew_expected, "seconds": round(clock.seconds, 1)}
     segment.mark("generated", summary)
     record(spark, data.root, "generate", name, summary)
@@ -231,6 +242,7 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
             ("urls", count),
             ("hosts", hosts),
             *tiers.items(),
+            ("spread to later rounds", due_count - count),
             ("skew", skew_expected),
             ("segment", name),
         ],
@@ -238,15 +250,43 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     return name
 
 
-def place_hosts(spark, selected, partitions: int) -> tuple[dict[str, int], float]:
-    """Host -> fetch partition by expected fetch time (crawldb.partitioning), and the
-    expected skew (slowest partition over the median)."""
+def host_paces(spark, data: DataDir, selected, conf) -> dict[str, tuple[int, float]]:
+    """Host -> (URLs selected, seconds per URL): its pause (server delay, cached
+    Crawl-delay) and its usual answer in the latest fetch (crawldb.partitioning.host_pace)."""
     from pyspark.sql import functions as F
 
+    responses = latest_responses(spark, data.root)
     per_host = selected.groupBy("host").agg(
         F.count("*").alias("urls"), F.max("pause").alias("pause")
     )
-    costs = {r["host"]: host_cost(r["urls"], r["pause"] or 0.0) for r in per_host.collect()}
+    return {
+        r["host"]: (r["urls"], host_pace(r["pause"] or 0.0, responses.get(r["host"]), conf))
+        for r in per_host.collect()
+    }
+
+
+def within_shares(spark, selected, shares: dict[str, int], per_host: dict):
+    """The selected rows, at most ``shares[host]`` of a host named there (its best: the
+    deferred first, then by tier and priority); ``per_host`` counts are updated."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not shares:
+        return selected
+    for host, share in shares.items():
+        per_host[host] = (share, per_host[host][1])
+    capped = spark.createDataFrame(list(shares.items()), "host STRING, share INT")
+    best = [F.col("deferred").desc(), (F.col("tier") == "high").desc(), F.col("priority").desc()]
+    rank = F.row_number().over(Window.partitionBy("host").orderBy(*best, F.col("url")))
+    ranked = selected.join(F.broadcast(capped), "host", "left").withColumn("_rank", rank)
+    kept = F.col("share").isNull() | (F.col("_rank") <= F.col("share"))
+    return ranked.where(kept).drop("_rank", "share")
+
+
+def place_hosts(per_host: dict[str, tuple[int, float]], partitions: int):
+    """Host -> fetch partition by expected fetch time (crawldb.partitioning), and the
+    expected skew (slowest partition over the median)."""
+    costs = {host: host_cost(urls, pace) for host, (urls, pace) in per_host.items()}
     placed = assign_partitions(costs, partitions)
     return placed, skew(partition_loads(costs, placed, partitions))
 

@@ -15,9 +15,11 @@ notebook show round by round::
 
 from __future__ import annotations
 
+from crawldb.partitioning import typical_response
 from crawldb.schema import Table
 from jobs import write_behind
 from jobs.common import delta_commit_message, now_ms
+from jobs.delta_files import read_current
 from lib.storage import join
 
 HOST_STATS_TYPE = (
@@ -100,3 +102,20 @@ def read_metrics(spark, root: str):
     newest = Window.partitionBy("job", "segment").orderBy(F.col("finished").desc())
     latest = F.col("segment").isNull() | (F.col("_newest") == 1)
     return table.withColumn("_newest", F.row_number().over(newest)).where(latest).drop("_newest")
+
+
+def latest_responses(spark, root: str) -> dict[str, float]:
+    """Host -> its usual response time in seconds (``typical_response``), from the per-host
+    statistics of the latest fetch in the metrics table; empty before the first."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    write_behind.wait("metrics")
+    path = metrics_path(root)
+    if not DeltaTable.isDeltaTable(spark, path):
+        return {}
+    fetches = read_current(spark, path).where(F.col("job") == "fetch")
+    latest = fetches.orderBy(F.col("finished").desc()).limit(1)
+    hosts = latest.select(F.explode("hosts").alias("h")).select("h.*").collect()
+    answers = {r["host"]: typical_response(r["urls"], r["avg_ms"], r["max_ms"]) for r in hosts}
+    return {host: seconds for host, seconds in answers.items() if seconds is not None}

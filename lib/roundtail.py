@@ -26,6 +26,8 @@ from typing import Any
 
 BULK_SHARE = 0.95  # the share of a round's requests whose end the budget is measured from
 HOLDING_NAMED = 3  # hosts named in the progress line as holding the round
+# A host finishing this long after the 95% point holds the round. Unit: seconds.
+HOLDING_AFTER = 1.0
 
 
 @dataclass(frozen=True)
@@ -87,17 +89,18 @@ def plan_tail(
     if known:
         t95 = starts[target - 1]
     else:
-        t95 = elapsed + _time_to_start(outlooks, target - len(starts), rate)
+        t95 = elapsed + time_to_start(outlooks, target - len(starts), rate)
     window = round_budget(t95, conf) - elapsed
     keep = {o.host: o.started_within(window) for o in outlooks if o.finish() > window}
-    tail = sorted((o for o in outlooks if elapsed + o.finish() > t95), key=lambda o: -o.finish())
+    late = [o for o in outlooks if elapsed + o.finish() > t95 + HOLDING_AFTER]
+    tail = sorted(late, key=lambda o: -o.finish())
     holding = [o.host for o in tail[:HOLDING_NAMED]] if len(tail) <= 2 * HOLDING_NAMED else []
     return TailPlan(keep, max(min(last, window), by_rate, 0.0), holding)
 
 
-def _time_to_start(outlooks: Sequence[HostOutlook], needed: int, rate: float) -> float:
+def time_to_start(outlooks: Sequence[HostOutlook], needed: int, rate: float) -> float:
     """Seconds from now until ``needed`` more requests have started: by the hosts'
-    paces, and no faster than ``rate`` requests a second."""
+    paces, and no faster than ``rate`` requests a second (0: no bound)."""
     by_rate = needed / rate if rate > 0 else 0.0
     finishes = sorted(o.finish() for o in outlooks)
     low, high = 0.0, finishes[-1]

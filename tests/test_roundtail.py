@@ -1,0 +1,57 @@
+"""The round's tail (lib.roundtail) and generate's plan by the same budget (no Spark)."""
+
+from crawldb.partitioning import host_pace, round_shares, typical_response
+from lib.config import load_config
+from lib.roundtail import HostOutlook, plan_tail, round_budget
+
+CONF = load_config()  # budget: 1.5 x the 95% point + 10 s
+
+
+def test_a_host_that_would_hold_the_round_is_deferred():
+    # 1,000 requests made in 20 s; 10 left on fast hosts, 40 on a host paused 30 s after
+    # one slow answer, then 0.5 s a request.
+    starts = [i * 0.02 for i in range(1000)]
+    fast = [HostOutlook(f"fast{i}", 1, 0.2, 0.5) for i in range(10)]
+    slow = HostOutlook("slow", 40, 30.0, 0.5)
+    plan = plan_tail([*fast, slow], starts, 20.0, CONF)
+    # 95% of 1,050 is 998 (7 to go, the fast hosts' at 0.2 s): t95 = 20.2 s, budget
+    # 40.3 s, 20.3 s from now: the slow host's next start (30 s) is past it.
+    assert plan.keep == {"slow": 0}
+    assert plan.holding == ["slow"]
+    assert abs(plan.eta - 20.3) < 1e-9  # the round ends at its budget
+    # The same host with its pause over (next start now, 0.5 s a request) keeps 41 of 40.
+    assert plan_tail([*fast, HostOutlook("slow", 40, 0.0, 0.5)], starts, 20.0, CONF).keep == {}
+
+
+def test_once_95_percent_started_the_budget_is_fixed_and_the_tail_cut_to_it():
+    starts = [i * 0.05 for i in range(600)]  # 600 requests in 30 s
+    late = HostOutlook("late", 20, 5.0, 3.0)  # then 20 more, 3 s apart, from 5 s on
+    plan = plan_tail([late], starts, 30.0, CONF)
+    # 95% of 620 = 589 started by 29.4 s: budget 54.1 s, 24.1 s from now: 5 + 6 x 3 fits.
+    assert plan.keep == {"late": 7}
+    assert round_budget(29.4, CONF) == 1.5 * 29.4 + 10
+
+
+def test_a_round_bound_by_throughput_is_not_cut():
+    # 2,000 hosts of 30 URLs at no delay; 1,000 requests in 10 s: the rest takes 590 s by
+    # the rate, whatever the hosts' own paces say.
+    starts = [i * 0.01 for i in range(1000)]
+    hosts = [HostOutlook(f"h{i}", 30 if i else 29, 0.0, 0.01) for i in range(2000)]
+    plan = plan_tail(hosts, starts, 10.0, CONF)
+    assert plan.keep == {}
+    assert plan.eta >= 590.0
+
+
+def test_generate_spreads_a_slow_host_over_rounds():
+    fast = {f"h{i}": (15, 0.5) for i in range(60)}
+    crawl_delay = host_pace(3.0, 0.002, CONF)
+    shares = round_shares({**fast, "slow": (60, crawl_delay)}, CONF)
+    assert set(shares) == {"slow"} and 5 <= shares["slow"] < 60
+    # the same Crawl-delay everywhere: the hosts finish together already, no one is cut
+    assert round_shares({f"h{i}": (60, crawl_delay) for i in range(60)}, CONF) == {}
+
+
+def test_one_slow_answer_does_not_make_a_slow_host():
+    assert typical_response(16, (15 * 2 + 20_000) / 16, 20_000) == 0.002
+    assert host_pace(0.5, 0.002, CONF) == 0.502
+    assert host_pace(0.5, 0.15, CONF) == 1.5 + 0.15  # slow on every answer: 10 x 0.15 s

@@ -114,14 +114,16 @@ class PoliteScheduler:
     def _next_ready(self, now: float):
         while self._ready:
             start, _, host = self._ready[0]
+            queue = self._queues[host]
+            if not queue.items:  # emptied while waiting (take_remaining, take_last)
+                heapq.heappop(self._ready)
+                continue
             if start > now:
                 return Wait(start - now)
             heapq.heappop(self._ready)
-            queue = self._queues[host]
-            if queue.items:  # else emptied by take_remaining while waiting
-                queue.busy = True
-                self._busy += 1
-                return host, queue.items.popleft()
+            queue.busy = True
+            self._busy += 1
+            return host, queue.items.popleft()
         return DONE if self._busy == 0 else Wait(None)
 
     def _push(self, queue: HostQueue) -> None:

@@ -246,3 +246,73 @@ def test_round_time_limit_sends_the_urls_not_reached_back(web):
     assert sorted(requested) == sorted(urlsplit(u).path for u in reached)
     assert max(e["start"] for e in log) <= began + 1.2 + 0.05  # none started after the limit
     assert ended - began < 1.2 + 2.0  # the round ended at the limit, not after the host
+
+
+def _gaps(log, host, prefix="/"):
+    requests = [e for e in by_host(log)[host] if e["path"] != "/robots.txt"]
+    requests = [e for e in requests if e["path"].startswith(prefix)]
+    return [
+        (b["path"], b["start"] - a["end"]) for a, b in zip(requests, requests[1:], strict=False)
+    ]
+
+
+def test_one_slow_answer_delays_the_next_request_once(web):
+    base, host = web.site.base(0), web.site.hosts[0]
+    urls = [f"{base}/trickle", *(f"{base}/page/{k}" for k in range(1, 4))]
+    # Cut at 1 s: the adaptive pause (10 x 1 s, capped at 2 s here) plus, for a cut, the
+    # host's own delay once; then the host answers fast and is back at its pace at once.
+    pages, _, log = fetch(
+        web,
+        urls,
+        "http.time.limit=1",
+        "fetcher.adaptive.delay.max=2",
+        "sitemap.fetch=false",
+        "fetcher.round.tail.defer=false",
+    )
+    gaps = _gaps(log, host)
+    assert [path for path, _ in gaps] == ["/page/1", "/page/2", "/page/3"]
+    # From the client's cut (the server logs the hang-up when it next writes).
+    cut = pages[urls[0]]
+    cut_end = (cut["fetched_at"] + cut["duration_ms"]) / 1000
+    page1 = next(e for e in log if e["path"] == "/page/1")
+    after_slow = page1["start"] - cut_end
+    assert 2 + TEST_SERVER_DELAY - 0.05 <= after_slow < 2 + TEST_SERVER_DELAY + 1.0
+    after_fast = [gap for _, gap in gaps[1:]]
+    assert all(gap < TEST_SERVER_DELAY + 0.3 for gap in after_fast), gaps
+
+
+def test_a_huge_page_cut_at_the_size_limit_is_not_a_slow_server(web):
+    base, host = web.site.base(3), web.site.hosts[3]
+    # 1 MB of a page streamed at about 5 MB/s: cut after ~0.2 s. Its first byte came at
+    # once, so no adaptive pause: the host's delay, twice for the cut.
+    pages, _, log = fetch(
+        web, [f"{base}/huge", f"{base}/page/1"], "http.content.limit=1000000", "sitemap.fetch=false"
+    )
+    assert pages[f"{base}/huge"]["truncated"] and pages[f"{base}/huge"]["duration_ms"] >= 100
+    [(path, gap)] = _gaps(log, host)
+    assert path == "/page/1" and gap < 2 * TEST_SERVER_DELAY + 0.5
+
+
+def test_a_host_that_would_hold_the_round_is_deferred_not_waited_for(web):
+    fast = [web.site.base(0), web.site.base(3)]
+    slow, slow_host = web.site.base(2), web.site.hosts[2]
+    later = [f"{slow}/page/{k}" for k in range(1, 4)]
+    urls = [f"{slow}/trickle", *later]
+    urls += [f"{base}/page/{k}" for base in fast for k in range(1, 41)]
+    began = time.time()
+    # The trickle is cut at 2 s and earns a 20 s pause; the fast hosts' 80 URLs take about
+    # 10 s: the slow host's 3 URLs (under 5% of the round) would hold it past its budget,
+    # 1.5 x 10 s + 0.5 s here.
+    pages, _, log = fetch(
+        web, urls, "http.time.limit=2", "sitemap.fetch=false", "fetcher.round.tail.slack=0.5"
+    )
+    ended = time.time()
+    assert set(pages) == set(urls)  # every URL has its row
+    assert {pages[u]["reason"] for u in later} == {st.REASON_DEFERRED}
+    assert {pages[u]["fetch_status"] for u in later} == {st.SKIPPED}
+    assert {pages[u]["attempts"] for u in later} == {0}
+    assert not [e for e in log if e["host"] == slow_host and e["path"].startswith("/page/")]
+    assert all(pages[u]["reason"] != st.REASON_DEFERRED for u in urls if not u.startswith(slow))
+    trickle_end = max(e["end"] for e in log if e["path"] == "/trickle")
+    assert ended < trickle_end + 20.0 - 5.0  # the round did not wait out the slow host's pause
+    assert ended - began < 17.0

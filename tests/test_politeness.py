@@ -89,3 +89,14 @@ def test_many_hosts_emptied_while_waiting_are_passed_over():
         scheduler.take_remaining(f"h{k}")
     scheduler.add("last", "y")
     assert scheduler.next_ready() == ("last", "y")
+
+
+def test_a_host_emptied_while_it_waits_does_not_hold_the_others():
+    clock = FakeClock()
+    scheduler = PoliteScheduler(clock)
+    scheduler.add("slow", "s1")
+    scheduler.add("slow", "s2")
+    host, item = scheduler.next_ready()
+    scheduler.release(host, clock.now + 30.0)  # a long pause after a slow answer
+    assert scheduler.take_last("slow", 5) == ["s2"]
+    assert scheduler.next_ready() is DONE  # nothing left: no wait for the empty host

@@ -32,6 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--crawl-delay", type=float, default=1.5, help="Crawl-delay of host 1, seconds"
     )
+    parser.add_argument(
+        "--stragglers",
+        type=int,
+        default=0,
+        help="the ring's last N hosts are stragglers: trickling, huge, flaky (default 0)",
+    )
+    parser.add_argument(
+        "--trickle-s", type=float, default=20.0, help="the trickling page's time, seconds"
+    )
     args = parser.parse_args(argv)
     web = TestWeb(
         loopback_hosts(args.hosts, args.subnet),
@@ -41,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
         fanout=args.fanout,
         words=args.words,
         crawl_delay=args.crawl_delay,
+        stragglers=args.stragglers,
+        trickle_s=args.trickle_s,
     ).start()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -18,7 +18,7 @@ from email.utils import formatdate, parsedate_to_datetime
 from http.client import responses
 from pathlib import Path
 
-from testweb.site import Response, Site
+from testweb.site import STREAM_CHUNK, STREAM_PAUSE_S, TRICKLE_BYTE_S, Response, Site
 
 
 class RequestLog:
@@ -168,7 +168,12 @@ async def _send(writer: asyncio.StreamWriter, response: Response, log) -> None:
         for byte in body[:-1]:
             writer.write(bytes([byte]))
             await writer.drain()
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(TRICKLE_BYTE_S)
+    elif response.mode == "stream":
+        for start in range(0, len(body) - 1, STREAM_CHUNK):
+            writer.write(body[start : min(start + STREAM_CHUNK, len(body) - 1)])
+            await writer.drain()
+            await asyncio.sleep(STREAM_PAUSE_S)
     else:
         writer.write(body[:-1])
     await writer.drain()

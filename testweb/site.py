@@ -23,6 +23,12 @@ they were asked before (``hit``): ``/ratelimit/<s>`` (429 with Retry-After s, th
 ``/trickle`` (a byte at a time), ``/bomb`` (gzip of 20 MB of zeros), ``/loop/a`` <->
 ``/loop/b``, ``/reset`` (connection closed), ``/garbage`` (no valid status line).
 
+With ``stragglers`` S, the ring's last S hosts are stragglers among the fast ones, in
+turn (``STRAGGLER_ROLES``): one whose ``/page/2`` trickles for ``trickle_s`` seconds, one
+whose ``/page/2`` is a 12 MB page streamed at about 5 MB/s (``/huge`` on any host), one
+whose pages answer 503 every other time they are asked (each page's first ask fails).
+Their other pages answer at once: a crawler has no reason to slow down for them.
+
 Pages are pure functions of (host index, path, hit), so a crawl's results can be predicted.
 """
 
@@ -49,6 +55,11 @@ SPECIAL_ROLES = (
     "sitemaps",  # robots.txt names a sitemap index: gzip URL set, /hidden/ pages, lastmod
 )
 SLOW_MS = 150
+STRAGGLER_ROLES = ("trickle", "huge", "flaky")
+TRICKLE_BYTE_S = 0.3  # the trickle mode's pause between two bytes
+HUGE_BYTES = 12_000_000
+STREAM_CHUNK = 256 * 1024  # the stream mode's writes: a chunk every STREAM_PAUSE_S
+STREAM_PAUSE_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -61,7 +72,9 @@ class Response:
     headers: tuple[tuple[str, str], ...] = ()
     gzip: bool = False
     delay_ms: int = 0
-    mode: str = "normal"  # normal, trickle (a byte every 0.3 s), reset, garbage
+    # normal, trickle (a byte every TRICKLE_BYTE_S), stream (STREAM_CHUNK bytes every
+    # STREAM_PAUSE_S), reset, garbage
+    mode: str = "normal"
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,8 @@ class Site:
     ring_size: int = 0  # hosts linked to each other; 0: all of them
     fanout: int = 0  # tree links per page (see the module's docstring); 0: none
     words: int = 800  # words of text of the home page and /page/k (800: about 4.5 KB)
+    stragglers: int = 0  # the ring's last hosts that play STRAGGLER_ROLES, in turn
+    trickle_s: float = 20.0  # how long the trickling straggler's page takes
 
     @property
     def ring(self) -> int:
@@ -96,6 +111,13 @@ class Site:
     def role(self, index: int) -> str | None:
         """The special role of a host outside the ring, or ``None``."""
         return SPECIAL_ROLES[index - self.ring] if index >= self.ring else None
+
+    def straggler(self, index: int) -> str | None:
+        """The straggler role of a ring host (``STRAGGLER_ROLES``), or ``None``."""
+        first = self.ring - self.stragglers
+        if not self.stragglers or not first <= index < self.ring:
+            return None
+        return STRAGGLER_ROLES[(index - first) % len(STRAGGLER_ROLES)]
 
     def host_with(self, role: str) -> int:
         """Index of the host playing ``role``."""
@@ -130,6 +152,9 @@ class Site:
                 [("/", "home")],
                 f"We could not find {route} on this site. " + _words(99, 0)[:3000],
             )
+        straggling = self._straggling(index, route, hit)
+        if straggling is not None:
+            return straggling
         if route == "/":
             return _html(
                 f"Home of host {index}", self._home_links(index), _words(index, 0, size=self.words)
@@ -139,6 +164,18 @@ class Site:
         if route.startswith(("/copy/", "/near/")):
             return self._page(index, route[len("/copy/") :], edit=route.startswith("/near/"))
         return _behaviour(self, index, route, hit)
+
+    def _straggling(self, index: int, route: str, hit: int) -> Response | None:
+        """A straggler's slow, huge or failing answer (see the module's docstring)."""
+        role = self.straggler(index)
+        if role == "trickle" and route == "/page/2":
+            size = max(2, round(self.trickle_s / TRICKLE_BYTE_S) + 1)
+            return Response(200, b"<p>" + b"x" * (size - 3), mode="trickle")
+        if role == "huge" and route == "/page/2":
+            return _huge()
+        if role == "flaky" and route.startswith("/page/") and hit % 2 == 0:
+            return Response(503, b"busy, try again", "text/plain")
+        return None
 
     def _robots(self, index: int, route: str) -> Response:
         role = self.role(index)
@@ -314,6 +351,15 @@ def _special_robots(role: str, route: str) -> Response:
     return Response(200, text.encode(), "text/plain")
 
 
+def _huge() -> Response:
+    return Response(200, _huge_page(), mode="stream")
+
+
+@functools.cache
+def _huge_page() -> bytes:
+    return b"<html><body><p>" + b"huge " * (HUGE_BYTES // 5) + b"</p></body></html>"
+
+
 @functools.cache
 def _bomb() -> bytes:
     return gzip.compress(b"\0" * 20_000_000, compresslevel=9, mtime=0)
@@ -334,7 +380,9 @@ def _stateful(route: str, hit: int) -> Response | None:
 
 def _hostile(route: str) -> Response | None:
     if route == "/trickle":
-        return Response(200, b"<html>" + b"x" * 60 + b"</html>", mode="trickle")
+        return Response(200, b"<html>" + b"x" * 60 + b"</html>", mode="trickle")  # ~20 s
+    if route == "/huge":
+        return _huge()
     if route == "/bomb":
         return Response(200, _bomb(), "text/html", (("Content-Encoding", "gzip"),))
     if route in ("/loop/a", "/loop/b"):

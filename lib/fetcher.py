@@ -191,7 +191,10 @@ class PartitionFetcher:
             yield from self._written()
             if wait is None and not self.client.pending:
                 return
-            for (host, handler), exchange in self.client.poll(IDLE_WAIT if wait is None else wait):
+            timeout = IDLE_WAIT if wait is None else wait
+            if self.first_start is not None:  # wake for the next look at the tail
+                timeout = min(timeout, max(self._next_look - time.monotonic(), 0.0))
+            for (host, handler), exchange in self.client.poll(timeout):
                 self._step(host, handler, exchange)
             yield from self._written()
 

@@ -84,16 +84,6 @@ def host_pace(pause_s: float, response_s: float | None, conf: Mapping) -> float:
     return max(pause_s, adaptive) + answer
 
 
-def typical_response(urls: int, avg_ms: float | None, max_ms: int | None) -> float | None:
-    """A host's usual response time in seconds from a round's statistics: the mean
-    without its slowest answer, so that one trickled page does not make it a slow host."""
-    if not urls or avg_ms is None:
-        return None
-    if urls == 1 or max_ms is None:
-        return avg_ms / 1000.0
-    return max(avg_ms * urls - max_ms, 0.0) / (urls - 1) / 1000.0
-
-
 def round_shares(hosts: Mapping[str, tuple[int, float]], conf: Mapping) -> dict[str, int]:
     """For a round of ``hosts`` (host -> (URLs, pace in seconds)), the most URLs of each
     host that fit the round's budget (``lib.roundtail``: 1.5 x the time by which 95% of

@@ -335,7 +335,7 @@ def _host_stats_of(path: str, spark):
 
 def host_stats(table):
     """Per host of a fetch table: URLs tried, pages fetched, errors, bytes, response times
-    (the metrics table's ``hosts`` column)."""
+    (mean, slowest, median: the metrics table's ``hosts`` column)."""
     from pyspark.sql import functions as F
 
     tried = pages(table).where(F.col("origin") != ORIGIN_PROBE)
@@ -347,6 +347,7 @@ def host_stats(table):
         F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),  # any answer's body
         F.avg("duration_ms").alias("avg_ms"),
         F.max("duration_ms").cast("long").alias("max_ms"),
+        F.percentile_approx("duration_ms", 0.5).cast("double").alias("median_ms"),
     )
 
 

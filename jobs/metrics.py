@@ -15,7 +15,6 @@ notebook show round by round::
 
 from __future__ import annotations
 
-from crawldb.partitioning import typical_response
 from crawldb.schema import Table
 from jobs import write_behind
 from jobs.common import delta_commit_message, now_ms
@@ -24,7 +23,7 @@ from lib.storage import join
 
 HOST_STATS_TYPE = (
     "STRUCT<host: STRING, urls: BIGINT, pages: BIGINT, errors: BIGINT, bytes: BIGINT,"
-    " avg_ms: DOUBLE, max_ms: BIGINT>"
+    " avg_ms: DOUBLE, max_ms: BIGINT, median_ms: DOUBLE>"
 )
 
 METRICS = Table(
@@ -84,7 +83,9 @@ def _append(spark, root: str, fields: tuple, hosts) -> None:
         collected = stats.select(F.collect_list(F.struct(*stats.columns)).alias("hosts"))
         row = row.crossJoin(collected.select(F.col("hosts").cast(f"ARRAY<{HOST_STATS_TYPE}>")))
     with delta_commit_message(spark, f"trawl metrics {job} segment={segment}"):
-        row.write.format("delta").mode("append").save(metrics_path(root))
+        # mergeSchema: a metrics table written before median_ms gains the field.
+        writer = row.write.format("delta").mode("append").option("mergeSchema", "true")
+        writer.save(metrics_path(root))
 
 
 def read_metrics(spark, root: str):
@@ -105,8 +106,9 @@ def read_metrics(spark, root: str):
 
 
 def latest_responses(spark, root: str) -> dict[str, float]:
-    """Host -> its usual response time in seconds (``typical_response``), from the per-host
-    statistics of the latest fetch in the metrics table; empty before the first."""
+    """Host -> its median response time in seconds in the latest fetch (the metrics
+    table's per-host ``median_ms``; one trickled page does not make a slow host); empty
+    before the first fetch, or when the latest was recorded without medians."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -115,7 +117,10 @@ def latest_responses(spark, root: str) -> dict[str, float]:
     if not DeltaTable.isDeltaTable(spark, path):
         return {}
     fetches = read_current(spark, path).where(F.col("job") == "fetch")
+    if "median_ms" not in fetches.schema["hosts"].dataType.elementType.names:
+        return {}
     latest = fetches.orderBy(F.col("finished").desc()).limit(1)
-    hosts = latest.select(F.explode("hosts").alias("h")).select("h.*").collect()
-    answers = {r["host"]: typical_response(r["urls"], r["avg_ms"], r["max_ms"]) for r in hosts}
-    return {host: seconds for host, seconds in answers.items() if seconds is not None}
+    hosts = latest.select(F.explode("hosts").alias("h")).select("h.host", "h.median_ms")
+    return {
+        r["host"]: r["median_ms"] / 1000.0 for r in hosts.collect() if r["median_ms"] is not None
+    }

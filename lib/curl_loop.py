@@ -69,6 +69,10 @@ class CurlLoop:
             self.multi.socket_action(pycurl.SOCKET_TIMEOUT, 0)
         return self._finished()
 
+    def remove(self, curl: pycurl.Curl) -> None:
+        """Stop a transfer under way (its connection is closed)."""
+        self.multi.remove_handle(curl)
+
     def _finished(self) -> list[tuple[pycurl.Curl, pycurl.error | None]]:
         done = []
         while True:

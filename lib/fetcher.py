@@ -240,6 +240,9 @@ class PartitionFetcher:
         self.eta_at, self.holding = time.time() + plan.eta, plan.holding
         if not self.conf["fetcher.round.tail.defer"]:
             return
+        if plan.left <= 0:  # the budget is spent: only long requests can still hold it
+            slack = self.conf["fetcher.round.tail.slack"]
+            self.client.cut(now - slack, "the round's end (fetcher.round.tail.*)")
         for outlook in outlooks:
             if outlook.host in plan.keep:
                 cut = outlook.queued - plan.keep[outlook.host]

@@ -208,6 +208,7 @@ class _Transfer:
     host: str = ""
     port: int = 0
     lookup: Future | None = None  # the host name's resolution, when not cached
+    cut: bool = False  # ended by the caller (``HttpClient.cut``), not by libcurl
 
 
 class HttpClient:
@@ -297,6 +298,19 @@ class HttpClient:
         self._polled = time.monotonic()
         return ended
 
+    def cut(self, started_before: float, why: str) -> None:
+        """End the requests on their way that started (``time.monotonic``) before
+        ``started_before``, as ``http.time.limit`` does: an answer under way is kept as
+        far as it came, marked truncated (``error_detail`` names ``why``); one not
+        answered yet is a timeout. ``poll`` returns them."""
+        for curl, transfer in list(self._running.items()):
+            if transfer.start < started_before:
+                self.loop.remove(curl)
+                del self._running[curl]
+                transfer.cut = True
+                self._finish(transfer, curl, pycurl.error(28, why))
+                curl.close()
+
     def _note_stall(self) -> None:
         """Charge a long gap since the last poll to the requests it held up."""
         now = time.monotonic()
@@ -381,7 +395,7 @@ class HttpClient:
             exchange.error = st.REASON_CONNECTION
             exchange.error_detail = "connection closed before an answer (not sent again)"
         elif failure is not None:
-            self._failed(exchange, failure, body, transfer.start)
+            self._failed(exchange, failure, body, transfer)
         exchange.stalled_ms = int(transfer.stalled * 1000)
         if exchange.status is not None:
             encoding = (exchange.header("Content-Encoding") or "identity").strip().lower()
@@ -391,7 +405,7 @@ class HttpClient:
             exchange.truncated = exchange.truncated or exchange.cut_at_size
         self._ended.append((transfer.tag, _timed(exchange, transfer.start)))
 
-    def _failed(self, exchange: Exchange, failure: pycurl.error, body: _Body, start: float):
+    def _failed(self, exchange: Exchange, failure: pycurl.error, body: _Body, transfer):
         code, message = failure.args
         if code == _WRITE_ERROR and body.cut:
             return  # cut at the content limit: a truncated page, not an error
@@ -399,11 +413,11 @@ class HttpClient:
             code == 28
             and exchange.status is not None
             and self.time_limit >= 0
-            and time.monotonic() - start >= self.time_limit
+            and time.monotonic() - transfer.start >= self.time_limit
         )
-        if cut_in_time:
+        if cut_in_time or (transfer.cut and exchange.status is not None):
             exchange.truncated = True
-            exchange.error_detail = "body cut at http.time.limit"
+            exchange.error_detail = f"body cut at {message if transfer.cut else 'http.time.limit'}"
             return
         exchange.error = _REASON_OF_CODE.get(code, st.REASON_EXCEPTION)
         exchange.error_detail = f"curl error {code}: {message}"[:500]

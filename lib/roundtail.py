@@ -12,7 +12,10 @@ where ``t95`` is when 95% of the round's requests will have started: known once 
 have, else projected from each host's queue (its next start, then one request per pace,
 the pace being its pause plus its last response time) and from the rate so far (no host
 can beat the task's own throughput). A host keeps the URLs whose projected start fits
-the budget; the rest of its queue, from the back, is deferred. ``generate`` plans rounds
+the budget; the rest of its queue, from the back, is deferred. A request still on its
+way when the budget is spent, after running ``fetcher.round.tail.slack`` seconds (a
+page trickling for minutes), is cut there as ``http.time.limit`` would cut it: its
+body so far is kept, marked truncated. ``generate`` plans rounds
 with the same budget (``crawldb.partitioning``), so deferring is the exception: for an
 answer slower than planned, a host that started failing, links found in the round.
 """
@@ -61,11 +64,13 @@ def round_budget(t95: float, conf: Mapping[str, Any]) -> float:
 @dataclass(frozen=True)
 class TailPlan:
     """The outcome of one look at a round: URLs to keep per host (hosts not named keep
-    all), the projected end, and the hosts that hold the round."""
+    all), the projected end, the hosts that hold the round, and the seconds left of its
+    budget (``math.inf`` while the queues fit whatever the 95% point turns out to be)."""
 
     keep: dict[str, int]
     eta: float  # seconds from now until the last kept request starts
     holding: list[str]
+    left: float = math.inf
 
 
 def plan_tail(
@@ -76,11 +81,11 @@ def plan_tail(
 ) -> TailPlan:
     """Decide the round's tail. ``starts``: the start of every request made so far, in
     seconds from the first, ascending; ``elapsed``: seconds since the first."""
-    if not outlooks or not starts or elapsed <= 0:
+    if not starts or elapsed <= 0:
         return TailPlan({}, 0.0, [])
     queued = sum(o.queued for o in outlooks)
     rate = len(starts) / elapsed
-    last = max(o.finish() for o in outlooks)
+    last = max((o.finish() for o in outlooks), default=0.0)
     by_rate = queued / rate
     target = math.ceil(BULK_SHARE * (len(starts) + queued))
     known = len(starts) >= target
@@ -95,7 +100,8 @@ def plan_tail(
     late = [o for o in outlooks if elapsed + o.finish() > t95 + HOLDING_AFTER]
     tail = sorted(late, key=lambda o: -o.finish())
     holding = [o.host for o in tail[:HOLDING_NAMED]] if len(tail) <= 2 * HOLDING_NAMED else []
-    return TailPlan(keep, max(min(last, window), by_rate, 0.0), holding)
+    eta = max(min(last, window), by_rate, 0.0) if outlooks else max(window, 0.0)
+    return TailPlan(keep, eta, holding, window)
 
 
 def time_to_start(outlooks: Sequence[HostOutlook], needed: int, rate: float) -> float:

@@ -316,3 +316,20 @@ def test_a_host_that_would_hold_the_round_is_deferred_not_waited_for(web):
     trickle_end = max(e["end"] for e in log if e["path"] == "/trickle")
     assert ended < trickle_end + 20.0 - 5.0  # the round did not wait out the slow host's pause
     assert ended - began < 17.0
+
+
+def test_a_trickle_still_on_its_way_at_the_rounds_end_is_cut_there(web):
+    fast = [web.site.base(0), web.site.base(3)]
+    slow = web.site.base(2)
+    urls = [f"{slow}/trickle"] + [f"{base}/page/{k}" for base in fast for k in range(1, 21)]
+    began = time.time()
+    # The fast hosts take about 5 s; the trickle, about 20 s, is cut at the round's budget
+    # (1.5 x ~5 s + 1 s here), not at http.time.limit (60 s by default).
+    pages, _, _ = fetch(web, urls, "sitemap.fetch=false", "fetcher.round.tail.slack=1")
+    ended = time.time()
+    row = pages[f"{slow}/trickle"]
+    assert row["fetch_status"] == st.SUCCESS and row["truncated"]
+    assert "round's end" in row["error_detail"]
+    assert 1000 <= row["duration_ms"] < 15_000
+    assert ended - began < 16.0
+    assert {pages[u]["http_status"] for u in urls[1:]} == {200, 404}  # all asked (8 pages)

@@ -1,10 +1,10 @@
 """The round's tail (lib.roundtail) and generate's plan by the same budget (no Spark)."""
 
-from crawldb.partitioning import host_pace, round_shares, typical_response
+from crawldb.partitioning import host_pace, round_shares
 from lib.config import load_config
 from lib.roundtail import HostOutlook, plan_tail, round_budget
 
-CONF = load_config()  # budget: 1.5 x the 95% point + 10 s
+CONF = load_config(overrides=["fetcher.round.tail.slack=10"])  # 1.5 x the 95% point + 10 s
 
 
 def test_a_host_that_would_hold_the_round_is_deferred():
@@ -51,7 +51,12 @@ def test_generate_spreads_a_slow_host_over_rounds():
     assert round_shares({f"h{i}": (60, crawl_delay) for i in range(60)}, CONF) == {}
 
 
-def test_one_slow_answer_does_not_make_a_slow_host():
-    assert typical_response(16, (15 * 2 + 20_000) / 16, 20_000) == 0.002
+def test_the_pace_of_a_host_slow_on_every_answer():
     assert host_pace(0.5, 0.002, CONF) == 0.502
     assert host_pace(0.5, 0.15, CONF) == 1.5 + 0.15  # slow on every answer: 10 x 0.15 s
+
+
+def test_the_budget_left_is_told_when_only_requests_on_their_way_remain():
+    starts = [i * 0.1 for i in range(100)]  # all made, the 95th at 9.4 s: budget 24.1 s
+    assert plan_tail([], starts, 20.0, CONF).left == round_budget(9.4, CONF) - 20.0
+    assert plan_tail([], starts, 30.0, CONF).left < 0  # spent: long requests are cut

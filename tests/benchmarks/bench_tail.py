@@ -88,11 +88,15 @@ def crawl(root: Path, work: Path, label: str, args) -> dict:
             f"http.agent.url={AGENT(label)}",
         ):
             command += ["--conf", setting]
-        # The code under test, not this checkout's, for both the driver and the workers.
+        # The code under test, not the checkout .venv's editable install points at: for
+        # the driver by PYTHONPATH, for Spark's Python workers (python -m pyspark.daemon,
+        # whose first path is the working directory) by the working directory.
         env = {**os.environ, "PYTHONPATH": str(root)}
         began = time.monotonic()
         with open(folder / "crawl.log", "w") as out:
-            subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=True, env=env)
+            subprocess.run(
+                command, stdout=out, stderr=subprocess.STDOUT, check=True, env=env, cwd=root
+            )
         seconds = time.monotonic() - began
     finally:
         web.terminate()
@@ -182,6 +186,49 @@ def print_crawl(result: dict) -> None:
         )
 
 
+DOC = ROOT / "docs" / "benchmarks.md"
+
+
+def doc_block(results: list[dict], args) -> tuple[str, str]:
+    """The benchmark's table for docs/benchmarks.md, and the key of its web."""
+    key = f"{args.hosts} hosts, {args.stragglers} stragglers, trickle {args.trickle_s:g} s, "
+    key += f"{args.pages} pages, delay {args.delay:g} s, {args.rounds} rounds"
+    lines = [f"<!-- bench_tail: {key} -->", f"**{key}** ({time.strftime('%Y-%m-%d %H:%M')})", ""]
+    lines += ["| code | round | fetch wall s | requests | 95% point s | target s | deferred |"]
+    lines += ["|---|---|---|---|---|---|---|"]
+    for result in results:
+        for number, entry in enumerate(result["rounds"], 1):
+            lines.append(
+                f"| {result['label']} | {number} | {entry['wall']} | {entry['requests']} | "
+                f"{entry['t95']} | {entry['target']} | {entry['deferred']} |"
+            )
+    lines += ["", "| code | whole crawl s | coverage | politeness violations | fetched twice |"]
+    lines += ["|---|---|---|---|---|"]
+    for result in results:
+        lines.append(
+            f"| {result['label']} | {result['seconds']} | {result['coverage']:.2%} of "
+            f"{result['good_pages']} | {result['politeness_violations']} | "
+            f"{result['fetched_twice']} |"
+        )
+    if len(results) == 2:
+        ratio = results[1]["seconds"] / results[0]["seconds"]
+        lines += ["", f"Whole crawl after / before: **{ratio:.2f}**."]
+    lines.append(f"<!-- /bench_tail: {key} -->")
+    return key, "\n".join(lines)
+
+
+def write_doc(results: list[dict], args) -> None:
+    """Replace this web's table in docs/benchmarks.md (or add it)."""
+    key, block = doc_block(results, args)
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    begin, end = f"<!-- bench_tail: {key} -->", f"<!-- /bench_tail: {key} -->"
+    if begin in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    DOC.write_text(text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=60)
@@ -195,7 +242,20 @@ def main() -> int:
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", action="store_true", help="keep the crawls' folders")
+    parser.add_argument(
+        "--write-doc", action="store_true", help="put the table in docs/benchmarks.md"
+    )
+    parser.add_argument(
+        "--from-json", type=Path, help="print (and --write-doc) the figures of an earlier run"
+    )
     args = parser.parse_args()
+    if args.from_json:
+        results = json.loads(args.from_json.read_text())
+        for result in results:
+            print_crawl(result)
+        if args.write_doc:
+            write_doc(results, args)
+        return 0
     work = Path(tempfile.mkdtemp(prefix="bench-tail-"))
     results = []
     try:
@@ -222,6 +282,8 @@ def main() -> int:
         )
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
+    if args.write_doc:
+        write_doc(results, args)
     if args.keep:
         print(f"crawls kept in {work}")
     else:

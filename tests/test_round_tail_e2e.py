@@ -1,0 +1,155 @@
+"""Rounds that end when their work is done (issue 35), proven on a web of fast hosts and a
+few stragglers (a page trickling for 6 s, a 12 MB page cut at the size limit, pages that
+answer 503 every other ask): from the request log, the fetch tables and the crawldb."""
+
+import contextlib
+import io
+import json
+import math
+import re
+
+import pytest
+from weblog import by_host, disallowed_requests, entries_for, politeness_violations
+
+from crawldb import status as st
+from testweb.server import TestWeb, loopback_hosts
+
+pytestmark = [pytest.mark.spark, pytest.mark.web]
+
+HOSTS, STRAGGLERS, PAGES = 40, 3, 8
+DELAY, TRICKLE_S = 0.25, 6.0
+AGENT_URL = "https://trawl.invalid/test-round-tail"
+
+
+@pytest.fixture(scope="module")
+def tail_web(tmp_path_factory):
+    log = tmp_path_factory.mktemp("tailweb") / "requests.jsonl"
+    hosts = loopback_hosts(HOSTS, subnet=46)
+    server = TestWeb(
+        hosts, 0, log, crawl_delay=0.6, stragglers=STRAGGLERS, trickle_s=TRICKLE_S
+    ).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def tail_crawl(spark, tail_web, tmp_path_factory):
+    """Three rounds over the web: data dir, the crawl's output, its requests, fetch rows
+    and metrics rows of each round (oldest first)."""
+    from jobs import crawl
+    from jobs.layout import DataDir
+
+    root = tmp_path_factory.mktemp("tailcrawl")
+    seeds = root / "seeds.txt"
+    seeds.write_text("\n".join(tail_web.seeds) + "\n")
+    settings = [
+        f"fetcher.server.delay={DELAY}",
+        "fetcher.allow.private.networks=true",
+        f"http.agent.url={AGENT_URL}",
+        "http.content.limit=2000000",
+        "job.progress.interval=1",
+    ]
+    args = ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data")]
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        assert crawl.main([*args, *sum((["--conf", s] for s in settings), [])]) == 0
+    data = DataDir.at(root / "data")
+    names = data.segment_names()
+    fetched = [
+        [
+            r.asDict()
+            for r in spark.read.format("delta").load(data.segment(n).table("fetch")).collect()
+        ]
+        for n in names
+    ]
+    metrics = spark.read.format("delta").load(f"{root}/data/metrics").where("job = 'fetch'")
+    rounds = sorted((r.asDict() for r in metrics.collect()), key=lambda r: r["finished"])
+    return data, output.getvalue(), entries_for(tail_web, AGENT_URL), fetched, rounds
+
+
+def _round_requests(log, round_row):
+    end = round_row["finished"].timestamp()
+    begin = end - round_row["seconds"]
+    return sorted((e for e in log if begin - 1 <= e["start"] <= end), key=lambda e: e["start"])
+
+
+def test_a_straggler_is_deferred_and_fetched_first_next_round(tail_crawl, tail_web):
+    _, _, log, fetched, _ = tail_crawl
+    trickle_host = tail_web.site.hosts[HOSTS - STRAGGLERS]
+    assert tail_web.site.straggler(HOSTS - STRAGGLERS) == "trickle"
+    deferred = [r for r in fetched[1] if r["reason"] == st.REASON_DEFERRED]
+    assert deferred, "round 2 deferred nothing"
+    assert {r["host"] for r in deferred} == {trickle_host}
+    assert {r["fetch_status"] for r in deferred} == {st.SKIPPED}
+    urls = {r["url"] for r in deferred}
+    # Not requested in round 2, requested in round 3, each once, all answered.
+    asked = [f"http://{e['host']}:{tail_web.site.port}{e['path']}" for e in log]
+    assert all(asked.count(url) == 1 for url in urls)
+    third = {r["url"]: r for r in fetched[2]}
+    assert all(third[url]["fetch_status"] == st.SUCCESS for url in urls)
+    # Generated again at once: all in round 3's fetch list.
+    listed = {r["url"] for r in fetched[2] if r["origin"] == "fetchlist"}
+    assert urls <= listed
+
+
+def test_each_round_ends_within_its_budget_and_waits_no_pause_out(tail_crawl, tail_web):
+    _, _, log, _, rounds = tail_crawl
+    for number, row in enumerate(rounds, 1):
+        requests = _round_requests(log, row)
+        first = requests[0]["start"]
+        starts = [e["start"] - first for e in requests]
+        t95 = starts[math.ceil(0.95 * len(starts)) - 1]
+        # The fetcher's own rule (looked at every second), from the wire.
+        assert starts[-1] <= 1.5 * t95 + 10 + 1.5, (number, t95, starts[-1])
+    trickled = [e for e in log if e["path"] == "/page/2" and e["end"] - e["start"] > TRICKLE_S / 2]
+    assert len(trickled) == 1
+    trickle_round = next(r for r in rounds if trickled[0] in _round_requests(log, r))
+    # The round did not wait out the 30 s pause the trickle earned.
+    assert _round_requests(log, trickle_round)[-1]["start"] < trickled[0]["end"] + 20
+
+
+def test_the_pace_after_a_slow_or_cut_answer_is_the_hosts_own(tail_crawl, tail_web):
+    _, _, log, fetched, _ = tail_crawl
+    site = tail_web.site
+    huge_host = site.hosts[HOSTS - STRAGGLERS + 1]
+    cut = [r for rows in fetched for r in rows if r["host"] == huge_host and r["truncated"]]
+    assert len(cut) == 1 and cut[0]["content_length"] == 2_000_000
+    requests = by_host(log)[huge_host]
+    after = [b["start"] - a["end"] for a, b in zip(requests, requests[1:], strict=False)]
+    # A cut counts the host's delay twice, never an adaptive pause: the huge page is big,
+    # the server is not slow.
+    assert max(after) < 2 * DELAY + 1.0, after
+    trickle_host = site.hosts[HOSTS - STRAGGLERS]
+    later = [e for e in by_host(log)[trickle_host] if e["start"] > cut[0]["fetched_at"] / 1000]
+    gaps = [b["start"] - a["end"] for a, b in zip(later, later[1:], strict=False)]
+    assert gaps and max(gaps[-3:]) < DELAY + 1.0, gaps  # back at its pace
+
+
+def test_progress_lines_and_stats_tell_the_deferred_urls_and_a_truthful_eta(tail_crawl):
+    from jobs import readdb
+
+    data, output, _, fetched, _ = tail_crawl
+    deferred = sum(1 for r in fetched[1] if r["reason"] == st.REASON_DEFERRED)
+    assert f"{deferred} deferred" in output  # fetch's summary line of round 2
+    stats = io.StringIO()
+    with contextlib.redirect_stdout(stats):
+        assert readdb.main(["--data", str(data.root), "--stats", "--json"]) == 0
+    rounds = json.loads(stats.getvalue())["rounds"]
+    assert [r.get("deferred") for r in rounds][1] == deferred
+    lines = [line for line in output.splitlines() if line.startswith("fetch: ") and "ETA" in line]
+    etas = [re.search(r"ETA (\S+),", line).group(1) for line in lines]
+    assert all(eta != "unknown" for eta in etas)
+    assert any("deferred" in line for line in lines)
+
+
+def test_nothing_lost_and_politeness_holds(tail_crawl, tail_web):
+    data, _, log, fetched, _ = tail_crawl
+    delays = {h: DELAY for h in tail_web.site.hosts} | {tail_web.site.hosts[1]: 0.6}
+    assert politeness_violations(log, delays.get) == []
+    assert disallowed_requests(log, tail_web.site) == []
+    ok = [(e["host"], e["path"]) for e in log if e["status"] == 200 and e["path"] != "/robots.txt"]
+    assert len(ok) == len(set(ok)), "a URL was fetched twice"
+    # Every URL of round 2's list was fetched by the end of round 3 (deferred ones too).
+    listed = {r["url"] for r in fetched[1] if r["origin"] == "fetchlist"}
+    answered = {r["url"] for rows in fetched[1:] for r in rows if r["http_status"] is not None}
+    assert listed <= answered

@@ -348,6 +348,7 @@ def host_stats(table):
         F.avg("duration_ms").alias("avg_ms"),
         F.max("duration_ms").cast("long").alias("max_ms"),
         F.percentile_approx("duration_ms", 0.5).cast("double").alias("median_ms"),
+        F.count("duration_ms").alias("answers"),  # the rows with an exchange timed
     )
 
 

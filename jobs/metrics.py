@@ -21,9 +21,11 @@ from jobs.common import delta_commit_message, now_ms
 from jobs.delta_files import read_current
 from lib.storage import join
 
+# Timed answers of a host in the latest fetch before generate plans by its median. Unit: count.
+PACE_ANSWERS = 3
 HOST_STATS_TYPE = (
     "STRUCT<host: STRING, urls: BIGINT, pages: BIGINT, errors: BIGINT, bytes: BIGINT,"
-    " avg_ms: DOUBLE, max_ms: BIGINT, median_ms: DOUBLE>"
+    " avg_ms: DOUBLE, max_ms: BIGINT, median_ms: DOUBLE, answers: BIGINT>"
 )
 
 METRICS = Table(
@@ -83,7 +85,7 @@ def _append(spark, root: str, fields: tuple, hosts) -> None:
         collected = stats.select(F.collect_list(F.struct(*stats.columns)).alias("hosts"))
         row = row.crossJoin(collected.select(F.col("hosts").cast(f"ARRAY<{HOST_STATS_TYPE}>")))
     with delta_commit_message(spark, f"trawl metrics {job} segment={segment}"):
-        # mergeSchema: a metrics table written before median_ms gains the field.
+        # mergeSchema: a metrics table written before median_ms and answers gains them.
         writer = row.write.format("delta").mode("append").option("mergeSchema", "true")
         writer.save(metrics_path(root))
 
@@ -107,8 +109,9 @@ def read_metrics(spark, root: str):
 
 def latest_responses(spark, root: str) -> dict[str, float]:
     """Host -> its median response time in seconds in the latest fetch (the metrics
-    table's per-host ``median_ms``; one trickled page does not make a slow host); empty
-    before the first fetch, or when the latest was recorded without medians."""
+    table's per-host ``median_ms``, for hosts with at least ``PACE_ANSWERS`` timed
+    answers: one trickled page does not make a slow host); empty before the first fetch,
+    or when the latest was recorded without medians."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -117,10 +120,9 @@ def latest_responses(spark, root: str) -> dict[str, float]:
     if not DeltaTable.isDeltaTable(spark, path):
         return {}
     fetches = read_current(spark, path).where(F.col("job") == "fetch")
-    if "median_ms" not in fetches.schema["hosts"].dataType.elementType.names:
+    if "answers" not in fetches.schema["hosts"].dataType.elementType.names:
         return {}
     latest = fetches.orderBy(F.col("finished").desc()).limit(1)
-    hosts = latest.select(F.explode("hosts").alias("h")).select("h.host", "h.median_ms")
-    return {
-        r["host"]: r["median_ms"] / 1000.0 for r in hosts.collect() if r["median_ms"] is not None
-    }
+    hosts = latest.select(F.explode("hosts").alias("h")).select("h.*")
+    known = hosts.where((F.col("answers") >= PACE_ANSWERS) & F.col("median_ms").isNotNull())
+    return {r["host"]: r["median_ms"] / 1000.0 for r in known.collect()}

@@ -161,6 +161,7 @@ class PartitionFetcher:
         # pages wait in memory that the WARC file's writing needs no bound of its own.
         self._outbox: list[tuple[Exchange | None, dict[str, Any] | None]] = []
         self.starts: list[float] = []  # each request's start, seconds from the first
+        self.asked: dict[str, float] = {}  # host -> when its request on its way started
         self.first_start: float | None = None
         self.deferred = 0  # URLs deferred to the next round
         self.eta_at: float | None = None  # epoch seconds of the last request, projected
@@ -219,6 +220,8 @@ class PartitionFetcher:
 
     def _step(self, host: str, handler: Handler, exchange: Exchange | None) -> None:
         """Run a task's handler on to its request, or to its end (the host is released)."""
+        if exchange is not None:
+            del self.asked[host]
         try:
             request = handler.send(exchange)
         except StopIteration as end:
@@ -229,6 +232,7 @@ class PartitionFetcher:
             self.first_start = now
             self._next_look = now + TAIL_LOOK
         self.starts.append(now - self.first_start)
+        self.asked[host] = now
         self.client.start(request.url, request.headers, tag=(host, handler))
 
     def _look_at_tail(self) -> None:
@@ -237,7 +241,8 @@ class PartitionFetcher:
         self._next_look = now + TAIL_LOOK
         outlooks = [self._outlook(queue, now) for queue in self.scheduler.waiting()]
         plan = plan_tail(outlooks, self.starts, now - self.first_start, self.conf)
-        self.eta_at, self.holding = time.time() + plan.eta, plan.holding
+        self.eta_at = time.time() + max(plan.eta, self._in_flight_eta(now, plan.left))
+        self.holding = plan.holding
         if not self.conf["fetcher.round.tail.defer"]:
             return
         if plan.left <= 0:  # the budget is spent: only long requests can still hold it
@@ -250,10 +255,23 @@ class PartitionFetcher:
                     self._defer(item)
 
     def _outlook(self, queue, now: float) -> HostOutlook:
+        """A host's queue ahead: a request on its way is expected to take as long again
+        as it has run so far, then the host's pace."""
         state = self.hosts[queue.host]
         pace = state.delay() + (state.response_time or 0.0)
-        start = pace if queue.busy else max(queue.next_start - now, 0.0)
+        running = now - self.asked.get(queue.host, now)
+        start = running + pace if queue.busy else max(queue.next_start - now, 0.0)
         return HostOutlook(queue.host, len(queue.items), start, pace)
+
+    def _in_flight_eta(self, now: float, left: float) -> float:
+        """Seconds until the longest request on its way ends, by the same guess (bounded by
+        ``http.time.limit`` and, when the round's end cuts requests, by its budget)."""
+        running = max((now - since for since in self.asked.values()), default=0.0)
+        limit = self.conf["http.time.limit"]
+        guess = min(running, limit - running) if limit >= 0 else running
+        if self.conf["fetcher.round.tail.defer"]:
+            guess = min(guess, max(left, 0.0))
+        return max(guess, 0.0)
 
     def _defer(self, item: RobotsTask | FetchItem) -> None:
         if isinstance(item, FetchItem) and not self._superseded(item):

@@ -52,7 +52,9 @@ def tail_crawl(spark, tail_web, tmp_path_factory):
     args = ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data")]
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        assert crawl.main([*args, *sum((["--conf", s] for s in settings), [])]) == 0
+        code = crawl.main([*args, *sum((["--conf", s] for s in settings), [])])
+    (root / "crawl.out").write_text(output.getvalue())  # for a failing test's reader
+    assert code == 0
     data = DataDir.at(root / "data")
     names = data.segment_names()
     fetched = [
@@ -82,11 +84,13 @@ def test_a_straggler_is_deferred_and_fetched_first_next_round(tail_crawl, tail_w
     assert {r["host"] for r in deferred} == {trickle_host}
     assert {r["fetch_status"] for r in deferred} == {st.SKIPPED}
     urls = {r["url"] for r in deferred}
-    # Not requested in round 2, requested in round 3, each once, all answered.
+    # Not requested in round 2; decided in round 3 (asked, or refused by robots.txt), and
+    # asked at most once in all.
     asked = [f"http://{e['host']}:{tail_web.site.port}{e['path']}" for e in log]
-    assert all(asked.count(url) == 1 for url in urls)
+    assert all(asked.count(url) <= 1 for url in urls)
     third = {r["url"]: r for r in fetched[2]}
-    assert all(third[url]["fetch_status"] == st.SUCCESS for url in urls)
+    assert all(third[url]["fetch_status"] != st.SKIPPED for url in urls)
+    assert any(third[url]["fetch_status"] == st.SUCCESS for url in urls)
     # Generated again at once: all in round 3's fetch list.
     listed = {r["url"] for r in fetched[2] if r["origin"] == "fetchlist"}
     assert urls <= listed
@@ -109,20 +113,28 @@ def test_each_round_ends_within_its_budget_and_waits_no_pause_out(tail_crawl, ta
 
 
 def test_the_pace_after_a_slow_or_cut_answer_is_the_hosts_own(tail_crawl, tail_web):
-    _, _, log, fetched, _ = tail_crawl
+    _, _, log, fetched, rounds = tail_crawl
     site = tail_web.site
     huge_host = site.hosts[HOSTS - STRAGGLERS + 1]
+    assert site.straggler(HOSTS - STRAGGLERS + 1) == "huge"
     cut = [r for rows in fetched for r in rows if r["host"] == huge_host and r["truncated"]]
     assert len(cut) == 1 and cut[0]["content_length"] == 2_000_000
-    requests = by_host(log)[huge_host]
-    after = [b["start"] - a["end"] for a, b in zip(requests, requests[1:], strict=False)]
     # A cut counts the host's delay twice, never an adaptive pause: the huge page is big,
-    # the server is not slow.
-    assert max(after) < 2 * DELAY + 1.0, after
-    trickle_host = site.hosts[HOSTS - STRAGGLERS]
-    later = [e for e in by_host(log)[trickle_host] if e["start"] > cut[0]["fetched_at"] / 1000]
-    gaps = [b["start"] - a["end"] for a, b in zip(later, later[1:], strict=False)]
-    assert gaps and max(gaps[-3:]) < DELAY + 1.0, gaps  # back at its pace
+    # the server is not slow. From the client's cut (the server logs when it notices).
+    cut_end = cut[0]["fetched_at"].timestamp() + cut[0]["duration_ms"] / 1000
+    later = [e for e in by_host(log)[huge_host] if e["start"] >= cut_end]
+    assert later and later[0]["start"] - cut_end < 2 * DELAY + 1.0
+    # Round by round, every host is back at its own pace after any slow answer: within
+    # a round, no gap is longer than one adaptive pause after a slow answer.
+    for row in rounds:
+        for host, requests in by_host(_round_requests(log, row)).items():
+            slow = [a for a in requests if a["end"] - a["start"] > 1.0]
+            gaps = [
+                b["start"] - a["end"]
+                for a, b in zip(requests, requests[1:], strict=False)
+                if a not in slow
+            ]
+            assert all(gap < 2 * DELAY + 1.5 for gap in gaps), (host, gaps)
 
 
 def test_progress_lines_and_stats_tell_the_deferred_urls_and_a_truthful_eta(tail_crawl):
@@ -149,7 +161,7 @@ def test_nothing_lost_and_politeness_holds(tail_crawl, tail_web):
     assert disallowed_requests(log, tail_web.site) == []
     ok = [(e["host"], e["path"]) for e in log if e["status"] == 200 and e["path"] != "/robots.txt"]
     assert len(ok) == len(set(ok)), "a URL was fetched twice"
-    # Every URL of round 2's list was fetched by the end of round 3 (deferred ones too).
+    # Every URL of round 2's list was decided by the end of round 3 (deferred ones too).
     listed = {r["url"] for r in fetched[1] if r["origin"] == "fetchlist"}
-    answered = {r["url"] for rows in fetched[1:] for r in rows if r["http_status"] is not None}
-    assert listed <= answered
+    decided = {r["url"] for rows in fetched[1:] for r in rows if r["fetch_status"] != st.SKIPPED}
+    assert listed <= decided

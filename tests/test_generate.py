@@ -257,3 +257,48 @@ def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
         "old.test": 0.5,
         "new.test": 0.5,
     }
+
+
+def test_a_slow_host_is_spread_over_rounds_and_deferred_urls_go_first(spark, tmp_path):
+    """40 hosts of 30 URLs at the 1 s delay and one of 60 whose robots.txt asks for
+    Crawl-delay 3 (under 5% of the round): the round's 95% point is about 29 s, its budget
+    1.5 x 29 + 6 = 49.5 s, so the slow host gets 17 URLs (0, 3 ... 48 s), the rest spread
+    to later rounds; its 5 URLs deferred by the last fetch are among them though they
+    score lowest."""
+    data = DataDir.at(tmp_path / "data")
+    ensure_crawldb(spark, data)
+    past = int(time.time() * 1000) - 60_000
+    rows = [
+        new_row(f"http://f{h}.test/{i}", f"f{h}.test", past, score=1.0, depth=1, fetch_interval=60)
+        for h in range(40)
+        for i in range(30)
+    ]
+    slow = [
+        new_row(
+            f"http://slow.test/{i}", "slow.test", past, score=1.0 + i, depth=1, fetch_interval=60
+        )
+        for i in range(60)
+    ]
+    for row in slow[:5]:
+        row["reason"] = "deferred"
+    merge_rows(
+        spark, data, rows_to_df(spark, spark.sparkContext.parallelize(rows + slow), CRAWLDB), "t"
+    )
+    robots = [
+        ("slow.test", "http://slow.test/robots.txt", past, 200, b"User-agent: *\nCrawl-delay: 3\n")
+    ]
+    table = with_timestamps(spark.createDataFrame(robots, ROBOTS.python_ddl), ROBOTS)
+    table.write.format("delta").save(data.robots)
+    name = generate(spark, load_config(), data)
+    listed = spark.read.format("delta").load(data.segment(name).table("fetchlist"))
+    slow_listed = {r["url"] for r in listed.where("host = 'slow.test'").collect()}
+    assert len(slow_listed) == 17
+    assert {row["url"] for row in slow[:5]} <= slow_listed
+    assert listed.where("host != 'slow.test'").count() == 1200
+    assert data.segment(name).summary("generated")["spread"] == 60 - 17
+    off = load_config(overrides=["fetcher.round.tail.defer=false"])
+    assert select_due(read_all(spark, data), off, int(time.time() * 1000)).count() == 1260
+
+
+def read_all(spark, data):
+    return spark.read.format("delta").load(data.crawldb).drop("generate_time")

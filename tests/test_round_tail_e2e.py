@@ -159,7 +159,18 @@ def test_nothing_lost_and_politeness_holds(tail_crawl, tail_web):
     delays = {h: DELAY for h in tail_web.site.hosts} | {tail_web.site.hosts[1]: 0.6}
     assert politeness_violations(log, delays.get) == []
     assert disallowed_requests(log, tail_web.site) == []
-    ok = [(e["host"], e["path"]) for e in log if e["status"] == 200 and e["path"] != "/robots.txt"]
+    # A same-host redirect is followed in the round whatever the crawldb knows of its
+    # target (so /old-page deferred to the round after /page/3 fetches /page/3 again):
+    # those hops are left out; every other URL is answered 200 once at most.
+    followed = {r["url"] for rows in fetched for r in rows if r["origin"] == "redirect"}
+    port = tail_web.site.port
+    ok = [
+        (e["host"], e["path"])
+        for e in log
+        if e["status"] == 200
+        and e["path"] != "/robots.txt"
+        and f"http://{e['host']}:{port}{e['path']}" not in followed
+    ]
     assert len(ok) == len(set(ok)), "a URL was fetched twice"
     # Every URL of round 2's list was decided by the end of round 3 (deferred ones too).
     listed = {r["url"] for r in fetched[1] if r["origin"] == "fetchlist"}

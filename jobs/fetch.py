@@ -175,6 +175,10 @@ def with_cached(fetchlist, robots, probed):
         "score",
         "etag",
         "last_modified",
+        *[  # a fetch list written before tiers had neither column
+            F.col(name) if name in fetchlist.columns else F.lit(None).cast(kind).alias(name)
+            for name, kind in (("tier", "string"), ("priority", "double"))
+        ],
         F.col("partition").cast("int").alias("partition"),
         F.lit(None).cast("int").alias("robots_status"),
         F.lit(None).cast("binary").alias("robots_body"),
@@ -226,6 +230,9 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
             cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
     if not items:
         return
+    # Best first within each host: what the round's end defers is the least wanted, and
+    # URLs deferred last round (all in the high tier) are not deferred again.
+    items.sort(key=lambda row: (row["tier"] != "high", -(row["priority"] or 0.0)))
     storage = segment.storage
     name = join(segment.warc_dir, f"trawl-{segment.name}-{index:05d}.warc.gz")
     warc = WarcFile(name, _warcinfo(conf, segment.name), attempt=attempt, storage=storage)

@@ -21,7 +21,8 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
 - with ``fetcher.follow.outlinks.depth`` set, a page's links to its own host are
   queued behind the host's other URLs (``lib.follow``);
 - a host whose queue would hold the round long after the rest finished has the URLs
-  that do not fit deferred to the next round (``lib.roundtail``, looked at every
+  that do not fit deferred to the next round, and a request still on its way when the
+  round's budget is spent is cut there (``lib.roundtail``, looked at every
   ``TAIL_LOOK`` seconds; ``fetcher.round.tail.*``);
 - ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
   unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
@@ -221,7 +222,7 @@ class PartitionFetcher:
     def _step(self, host: str, handler: Handler, exchange: Exchange | None) -> None:
         """Run a task's handler on to its request, or to its end (the host is released)."""
         if exchange is not None:
-            del self.asked[host]
+            self.asked.pop(host, None)
         try:
             request = handler.send(exchange)
         except StopIteration as end:

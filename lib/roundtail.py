@@ -15,9 +15,9 @@ can beat the task's own throughput). A host keeps the URLs whose projected start
 the budget; the rest of its queue, from the back, is deferred. A request still on its
 way when the budget is spent, after running ``fetcher.round.tail.slack`` seconds (a
 page trickling for minutes), is cut there as ``http.time.limit`` would cut it: its
-body so far is kept, marked truncated. ``generate`` plans rounds
-with the same budget (``crawldb.partitioning``), so deferring is the exception: for an
-answer slower than planned, a host that started failing, links found in the round.
+body so far is kept, marked truncated. ``generate`` plans rounds with the same budget
+(``crawldb.partitioning``), so deferring is the exception: for an answer slower than
+planned, a host that started failing, links found in the round.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ imports pyspark (Airflow and Trawl keep separate Python environments).
 
 ``trawl_crawl_round`` -- ``inject`` (only when a seed file is given) -> ``generate`` ->
 ``fetch`` -> ``parse`` -> ``updatedb``. ``trawl_maintenance`` -- ``dedup`` -> ``rank``.
+``parse`` is skipped when the fetch tasks parsed the segment (``fetcher.parse``, the
+default); it runs when that is switched off.
 
 Parameters (DAG params, overridable per run with ``airflow dags trigger --conf``), each
 falling back to an Airflow Variable when left empty:
@@ -37,6 +39,7 @@ from airflow.sdk import DAG, Param
 
 DEFAULT_HOME = str(Path(__file__).resolve().parent.parent)
 NOTHING_DUE = 1  # generate's exit code when no URL is due
+NOTHING_TO_DO = 1  # parse's exit code when no segment waits for it
 NO_SEEDS = 99  # the inject task's own exit code when no seed file is given
 
 PARAMS = {
@@ -104,9 +107,13 @@ with DAG(
         trigger_rule="none_failed",  # also when inject was skipped
     )
     fetch = trawl("fetch", "fetch")
-    parse = trawl("parse", "parse")
-    updatedb = trawl("updatedb", "updatedb")
+    # With fetcher.parse (the default) fetch has parsed the segment: parse finds none
+    # waiting, exits 1 and is skipped; updatedb runs after a fetch that succeeded,
+    # whether parse ran or was skipped, and is skipped with the round when generate is.
+    parse = trawl("parse", "parse", skip_on_exit_code=NOTHING_TO_DO)
+    updatedb = trawl("updatedb", "updatedb", trigger_rule="none_failed_min_one_success")
     inject >> generate >> fetch >> parse >> updatedb
+    fetch >> updatedb
 
 with DAG(
     dag_id="trawl_maintenance",

@@ -39,6 +39,13 @@ def read_current(spark, path: str):
         return spark.read.schema(schema).parquet(*files)
 
 
+def delta_columns(path: str) -> list[str]:
+    """The column names of the Delta table at ``path``, from its log (no Spark job)."""
+    from deltalake import DeltaTable
+
+    return [field.name for field in DeltaTable(path).schema().fields]
+
+
 def plain_files(table) -> bool:
     """Whether the delta-rs ``table``'s Parquet files alone give its rows."""
     protocol = table.protocol()

@@ -3,7 +3,8 @@
 Usage: ``submit.sh fetch --data DIR [--segment NAME]`` (default: the oldest segment
 generated but not fetched). Each Spark task fetches one host-partitioned slice with
 ``lib.fetcher.PartitionFetcher`` and writes one WARC file; results go to the segment's
-``fetch`` table. With ``fetcher.parse`` the parse stage runs right after, in this job.
+``fetch`` table. With ``fetcher.parse`` (the default) each task also parses its pages
+(``jobs.task_parse``) into the segment's ``parse`` table: the segment is then parsed too.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import sys
 from functools import partial
 
 from crawldb import status as st
-from crawldb.partitioning import skew
-from crawldb.schema import FETCH
+from crawldb.schema import FETCH, PARSE, SITEMAPS
 from jobs import arrow, task_files, write_behind
 from jobs.common import (
     Stopwatch,
@@ -26,11 +26,13 @@ from jobs.common import (
     session_conf,
 )
 from jobs.delta_files import read_current
+from jobs.fetch_figures import FetchFigures, fetch_summary
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
 from jobs.metrics import record
 from jobs.probe_cache import fresh_probes
 from jobs.progress import PROGRESS_KEY, StageProgress
 from jobs.robots_cache import fresh_robots, store_robots
+from jobs.task_parse import TaskParser, commit_parsed, finish_parse
 from lib.fetcher import (
     ORIGIN_FETCHLIST,
     ORIGIN_OUTLINK,
@@ -45,8 +47,10 @@ from lib.progress import ProgressFile, read_progress
 from lib.storage import basename, join
 from lib.warc import WarcFile
 
-# What the fetch tasks import (and parse's, which ``fetcher.parse`` runs next).
-WORKER_MODULES = ("jobs.fetch", "jobs.parse")
+# What the fetch tasks import (``jobs.task_parse`` parses in them: ``fetcher.parse``).
+WORKER_MODULES = ("jobs.fetch", "jobs.task_parse")
+# The segment's tables the fetch tasks write files of.
+SEGMENT_TABLES = {"fetch": FETCH, "parse": PARSE, "sitemaps": SITEMAPS}
 
 
 def build_parser():
@@ -59,14 +63,9 @@ def build_parser():
 def run(spark, conf, args) -> int:
     """Fetch one segment; 1 when there is none to fetch."""
 
-    def work(data, segment):
-        fetch(spark, conf, data, segment)
-        if conf["fetcher.parse"]:
-            from jobs.parse import parse
-
-            parse(spark, conf, segment)
-
-    return run_on_segment(args, conf, "fetched", work)
+    return run_on_segment(
+        args, conf, "fetched", lambda data, segment: fetch(spark, conf, data, segment)
+    )
 
 
 def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
@@ -79,8 +78,9 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     fetchlist = with_partition(fetchlist, partitions)
     work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
     table = segment.table("fetch")
-    run = task_files.new_run(segment.storage, table)
-    stored = task_files.stored_schema(FETCH)
+    run = task_files.new_run(segment.storage, *(segment.table(t) for t in SEGMENT_TABLES))
+    # Spark parses the schemas' DDL: on the driver, not in the tasks.
+    stored = {name: task_files.stored_schema(kind) for name, kind in SEGMENT_TABLES.items()}
     task = partial(fetch_arrow, conf.as_dict(), segment.path, run, stored)
     placed = work.repartitionById(partitions, "partition")
     files = placed.mapInArrow(task, task_files.FILE_DDL)
@@ -94,16 +94,26 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
         watch,
     ):
         written = [row.asDict() for row in files.collect()]
-    task_files.commit(segment.storage, table, run, written, stored, message)
+    fetched = [row for row in written if row["table"] == "fetch"]
+    task_files.commit(segment.storage, table, run, fetched, stored["fetch"], message)
     warming.join()
     segment.storage.delete(progress_dir(segment.path))
     remove_failed_attempts(segment)
-    summary = fetch_summary(spark, segment, clock.seconds)
+    summary = fetch_summary(fetched, clock.seconds)
     if summary["robots_answers"]:
         write_behind.later(spark, "robots", store_robots, data, segment.table("fetch"))
+    parsed = commit_parsed(segment, run, written, stored) if conf["fetcher.parse"] else None
     segment.mark("fetched", summary)
-    stats = partial(_host_stats_of, segment.table("fetch"))
+    stats = partial(host_stats, segment.table("fetch"))
     record(spark, data.root, "fetch", segment.name, summary, stats)
+    fetch_line(summary)
+    if parsed is not None:
+        finish_parse(spark, segment, parsed)
+    return summary
+
+
+def fetch_line(summary: dict) -> None:
+    """The fetch job's progress line."""
     progress(
         "fetch",
         [
@@ -116,7 +126,6 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
             ("s", summary["seconds"]),
         ],
     )
-    return summary
 
 
 def cdxj_dir(segment_path: str) -> str:
@@ -194,11 +203,12 @@ def with_cached(fetchlist, robots, probed):
     return listed
 
 
-def fetch_arrow(conf: dict, segment_path: str, run: str, stored, batches):
+def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
     """Spark task (``mapInArrow``, see ``jobs.arrow``): the work rows of one partition
     in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
-    Parquet file of its own (``jobs.task_files``; ``stored``: the table's Arrow schema),
-    whose name, size and row count come out. A partition with no work writes no file."""
+    Parquet file of its own (``jobs.task_files``; ``stored``: the segment tables' Arrow
+    schemas), and so do its parse rows (``fetcher.parse``); each file's name, size and
+    row count come out. A partition with no work writes no file."""
     from pyspark import TaskContext
 
     context = TaskContext.get()
@@ -208,14 +218,23 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored, batches):
     first = next(rows, None)
     if first is None:
         return
-    python_schema = task_files.python_schema(stored)
-    batches = arrow.record_batches(itertools.chain([first], rows), python_schema, "content")
-    stored_batches = (task_files.as_stored(batch, stored) for batch in batches)
+    rows = itertools.chain([first], rows)
+    parser = None
+    if conf["fetcher.parse"]:
+        parser = TaskParser(conf, segment, (run, index, attempt), stored)
+        rows = parser.tee(rows)
+    fetch_schema = stored["fetch"]
+    counted = FetchFigures()
+    python_schema = task_files.python_schema(fetch_schema)
+    batches = arrow.record_batches(counted.of_rows(rows), python_schema, "content")
+    stored_batches = (task_files.as_stored(batch, fetch_schema) for batch in batches)
     compression = conf["spark.sql.parquet.compression.codec"]
     path = task_files.task_file(segment.table("fetch"), run, index, attempt, compression)
     yield from task_files.write_task_file(
-        segment.storage, path, stored_batches, stored, compression
+        segment.storage, path, stored_batches, fetch_schema, compression, counted.figures
     )
+    if parser is not None:
+        yield from parser.files()
 
 
 def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows):
@@ -266,97 +285,55 @@ def _warcinfo(conf: dict, segment: str) -> dict[str, str]:
     }
 
 
-def fetch_summary(spark, segment: Segment, seconds: float) -> dict:
-    """Figures of a fetched segment, from the written table in one aggregation: rows
-    counted per WARC file (one per partition, NULL for rows with no answer), origin,
-    outcome and reason, summed here; each file's busy time gives the partition skew."""
-    from pyspark.sql import functions as F
+def host_stats(path: str) -> list[dict]:
+    """Per host of the fetch table at ``path``: URLs tried, pages fetched, errors, bytes,
+    response times (mean, slowest, median: the metrics table's ``hosts`` column). Read
+    and grouped with delta-rs and pyarrow in the driver: a few columns of one segment."""
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
 
-    table = spark.read.format("delta").load(segment.table("fetch"))
-    started = F.unix_millis("fetched_at")
-    groups = (
-        table.groupBy("warc_file", "origin", "fetch_status", "reason")
-        .agg(
-            F.count("*").alias("rows"),
-            F.sum((F.col("http_status") < 500).cast("int")).alias("below_500"),
-            F.sum((F.col("http_status") == 200).cast("int")).alias("ok"),
-            F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),
-            F.min(started).alias("first_ms"),
-            F.max(started + F.coalesce("duration_ms", F.lit(0))).alias("last_ms"),
-        )
-        .collect()
+    columns = ["host", "origin", "fetch_status", "content_length", "duration_ms"]
+    table = DeltaTable(path).to_pyarrow_table(columns=columns)
+    skipped = pa_values((ORIGIN_ROBOTS, ORIGIN_SITEMAP, ORIGIN_PROBE))
+    table = table.filter(pc.invert(pc.is_in(table["origin"], value_set=skipped)))
+    status = table["fetch_status"]
+    table = table.append_column("ok", pc.cast(pc.equal(status, st.SUCCESS), "int64"))
+    failed = pc.is_in(status, value_set=pa_values((st.RETRY, st.NOT_FOUND)))
+    table = table.append_column("failed", pc.cast(failed, "int64"))
+    table = table.append_column("timed", table["duration_ms"])
+    grouped = table.group_by("host").aggregate(
+        [
+            ("host", "count"),
+            ("ok", "sum"),
+            ("failed", "sum"),
+            ("content_length", "sum"),  # any answer's body
+            ("duration_ms", "mean"),
+            ("duration_ms", "max"),
+            ("duration_ms", "approximate_median"),
+            ("timed", "count"),  # the rows with an exchange timed
+        ]
     )
-    summary = dict.fromkeys(SUMMARY_COUNTS, 0)
-    summary["outcomes"], summary["reasons"] = {}, {}
-    busy: dict[str, list[int]] = {}
-    for group in groups:
-        _count_group(summary, group)
-        if group["warc_file"] is not None and group["first_ms"] is not None:
-            span = busy.setdefault(group["warc_file"], [group["first_ms"], group["last_ms"]])
-            span[0], span[1] = min(span[0], group["first_ms"]), max(span[1], group["last_ms"])
-    summary["deferred"] = summary["reasons"].get(st.REASON_DEFERRED, 0)
-    summary["skew"] = skew([float(last - first) for first, last in busy.values()])
-    summary["seconds"] = round(seconds, 1)
-    summary["pages_per_second"] = round(summary["pages"] / seconds, 2) if seconds else 0.0
-    return summary
+    return [
+        {
+            "host": row["host"],
+            "urls": row["host_count"],
+            "pages": row["ok_sum"] or 0,
+            "errors": row["failed_sum"] or 0,
+            "bytes": row["content_length_sum"] or 0,
+            "avg_ms": row["duration_ms_mean"],
+            "max_ms": row["duration_ms_max"],
+            "median_ms": row["duration_ms_approximate_median"],
+            "answers": row["timed_count"],
+        }
+        for row in grouped.to_pylist()
+    ]
 
 
-# The counts _count_group adds up, all present in a summary (0 when nothing counted).
-SUMMARY_COUNTS = (
-    "urls",
-    "pages",
-    "errors",
-    "bytes",
-    "robots_answers",
-    "sitemaps",
-    "soft404_templates",
-    "probes",
-)
+def pa_values(values: tuple[str, ...]):
+    """An Arrow array of strings, for ``is_in``."""
+    import pyarrow as pa
 
-
-def _count_group(summary: dict, group) -> None:
-    """Add one (file, origin, outcome, reason) group of fetch rows to the summary."""
-    origin, outcome, rows = group["origin"], group["fetch_status"], group["rows"]
-    if origin == ORIGIN_ROBOTS:
-        summary["robots_answers"] += group["below_500"] or 0
-        return
-    if origin == ORIGIN_SITEMAP:
-        summary["sitemaps"] += rows if outcome == st.SUCCESS else 0
-        return
-    if origin == ORIGIN_PROBE:  # a 200 to a made-up path: the host's soft-404 page
-        summary["soft404_templates"] += group["ok"] or 0
-        summary["probes"] += rows
-        return
-    summary["urls"] += rows
-    summary["pages"] += rows if outcome == st.SUCCESS else 0
-    summary["errors"] += rows if outcome in (st.RETRY, st.NOT_FOUND) else 0
-    summary["bytes"] += group["bytes"]
-    for key, name in (("outcomes", outcome), ("reasons", group["reason"])):
-        if name is not None:
-            summary[key][name] = summary[key].get(name, 0) + rows
-
-
-def _host_stats_of(path: str, spark):
-    return host_stats(spark.read.format("delta").load(path))
-
-
-def host_stats(table):
-    """Per host of a fetch table: URLs tried, pages fetched, errors, bytes, response times
-    (mean, slowest, median: the metrics table's ``hosts`` column)."""
-    from pyspark.sql import functions as F
-
-    tried = pages(table).where(F.col("origin") != ORIGIN_PROBE)
-    success = F.col("fetch_status") == st.SUCCESS
-    return tried.groupBy("host").agg(
-        F.count("*").alias("urls"),
-        F.sum(success.cast("long")).alias("pages"),
-        F.sum(F.col("fetch_status").isin(st.RETRY, st.NOT_FOUND).cast("long")).alias("errors"),
-        F.coalesce(F.sum("content_length"), F.lit(0)).alias("bytes"),  # any answer's body
-        F.avg("duration_ms").alias("avg_ms"),
-        F.max("duration_ms").cast("long").alias("max_ms"),
-        F.percentile_approx("duration_ms", 0.5).cast("double").alias("median_ms"),
-        F.count("duration_ms").alias("answers"),  # the rows with an exchange timed
-    )
+    return pa.array(values, pa.string())
 
 
 def pages(fetched):

@@ -31,6 +31,7 @@ from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
 from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, now_ms, progress
+from jobs.delta_files import read_current
 from jobs.layout import DataDir
 from jobs.metrics import latest_responses, record
 from jobs.robots_cache import host_pauses
@@ -297,7 +298,7 @@ def mark_generated(spark, data: DataDir, segment, now: int) -> None:
     from pyspark.sql import functions as F
 
     upgrade_crawldb(spark, data)
-    listed = spark.read.format("delta").load(segment.table("fetchlist")).select("url")
+    listed = read_current(spark, segment.table("fetchlist")).select("url")
     stamp = F.timestamp_millis(F.lit(now))
     with delta_commit_message(spark, f"trawl generate mark segment={segment.name}"):
         (

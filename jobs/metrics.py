@@ -16,9 +16,8 @@ notebook show round by round::
 from __future__ import annotations
 
 from crawldb.schema import Table
-from jobs import write_behind
-from jobs.common import delta_commit_message, now_ms
-from jobs.delta_files import read_current
+from jobs import task_files, write_behind
+from jobs.common import now_ms
 from lib.storage import join
 
 # Timed answers of a host in the latest fetch before generate plans by its median. Unit: count.
@@ -63,31 +62,42 @@ def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
 
 def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts=None) -> None:
     """Append one job run's figures to the metrics table, in the background
-    (``jobs.write_behind``). ``hosts``: None, or ``hosts(session)``, a DataFrame of
-    ``HOST_STATS_TYPE`` rows built from that session."""
+    (``jobs.write_behind``). ``hosts``: None, or ``hosts()``, the per-host rows
+    (``HOST_STATS_TYPE`` as dicts), called in the background."""
     seconds = float(summary.get("seconds") or 0.0)
     fields = (job, segment, now_ms(), seconds, flatten(summary))
-    write_behind.later(spark, "metrics", _append, root, fields, hosts)
+    # Spark parses the DDL: here, on the caller's thread, while its session is sure to be up.
+    schema = task_files.stored_schema(METRICS)
+    write_behind.later(spark, "metrics", _append, root, fields, hosts, schema)
 
 
-def _append(spark, root: str, fields: tuple, hosts) -> None:
-    from pyspark.sql import functions as F
+def _append(_spark, root: str, fields: tuple, hosts, schema) -> None:
+    """One row appended through delta-rs, in the driver: a Spark append of one row cost
+    a dozen small Spark jobs, contending with the next stage for the driver's cores."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+    from deltalake.transaction import CommitProperties
 
-    job, segment = fields[:2]
-    row = spark.createDataFrame(
-        [fields],
-        "job STRING, segment STRING, finished BIGINT, seconds DOUBLE, figures MAP<STRING, DOUBLE>",
-    ).withColumn("finished", F.timestamp_millis("finished"))
-    if hosts is None:
-        row = row.withColumn("hosts", F.lit(None).cast(f"ARRAY<{HOST_STATS_TYPE}>"))
-    else:
-        stats = hosts(spark)
-        collected = stats.select(F.collect_list(F.struct(*stats.columns)).alias("hosts"))
-        row = row.crossJoin(collected.select(F.col("hosts").cast(f"ARRAY<{HOST_STATS_TYPE}>")))
-    with delta_commit_message(spark, f"trawl metrics {job} segment={segment}"):
-        # mergeSchema: a metrics table written before median_ms and answers gains them.
-        writer = row.write.format("delta").mode("append").option("mergeSchema", "true")
-        writer.save(metrics_path(root))
+    job, segment, finished, seconds, figures = fields
+    row = {
+        "job": job,
+        "segment": segment,
+        "finished": finished,
+        "seconds": seconds,
+        "figures": list(figures.items()),
+        "hosts": None if hosts is None else hosts(),
+    }
+    python = task_files.python_schema(schema)
+    batch = task_files.as_stored(pa.RecordBatch.from_pylist([row], schema=python), schema)
+    label = f"trawl metrics {job} segment={segment}"
+    # schema_mode merge: a metrics table written before median_ms and answers gains them.
+    write_deltalake(
+        metrics_path(root),
+        pa.Table.from_batches([batch]),
+        mode="append",
+        schema_mode="merge",
+        commit_properties=CommitProperties(custom_metadata={"userMetadata": label}),
+    )
 
 
 def read_metrics(spark, root: str):
@@ -111,18 +121,29 @@ def latest_responses(spark, root: str) -> dict[str, float]:
     """Host -> its median response time in seconds in the latest fetch (the metrics
     table's per-host ``median_ms``, for hosts with at least ``PACE_ANSWERS`` timed
     answers: one trickled page does not make a slow host); empty before the first fetch,
-    or when the latest was recorded without medians."""
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
+    or when the latest was recorded without medians. Read with delta-rs in the driver:
+    the latest fetch row's hosts only."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
 
     write_behind.wait("metrics")
-    path = metrics_path(root)
-    if not DeltaTable.isDeltaTable(spark, path):
+    try:
+        table = DeltaTable(metrics_path(root))
+    except TableNotFoundError:
         return {}
-    fetches = read_current(spark, path).where(F.col("job") == "fetch")
-    if "answers" not in fetches.schema["hosts"].dataType.elementType.names:
+    rows = table.to_pyarrow_dataset()
+    fetches = ds.field("job") == "fetch"
+    finished = rows.to_table(columns=["finished"], filter=fetches)["finished"]
+    if len(finished) == 0:
         return {}
-    latest = fetches.orderBy(F.col("finished").desc()).limit(1)
-    hosts = latest.select(F.explode("hosts").alias("h")).select("h.*")
-    known = hosts.where((F.col("answers") >= PACE_ANSWERS) & F.col("median_ms").isNotNull())
-    return {r["host"]: r["median_ms"] / 1000.0 for r in known.collect()}
+    latest = rows.to_table(
+        columns=["hosts"], filter=fetches & (ds.field("finished") == pc.max(finished))
+    )
+    hosts = latest["hosts"][0].as_py() or []
+    return {
+        h["host"]: h["median_ms"] / 1000.0
+        for h in hosts
+        if (h.get("answers") or 0) >= PACE_ANSWERS and h.get("median_ms") is not None
+    }

@@ -20,19 +20,16 @@ from jobs.common import (
     delta_commit_message,
     job_main,
     job_parser,
-    progress,
     rows_to_df,
     session_conf,
     with_timestamps,
 )
+from jobs.delta_files import read_current
 from jobs.fetch import pages
 from jobs.layout import Segment, add_segment_option, run_on_segment
-from jobs.metrics import record
 from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
+from jobs.task_parse import finish_parse, parse_batch, sitemap_entries
 from lib.fetcher import ORIGIN_SITEMAP
-from lib.parse import parse_pages
-from lib.sitemaps import parse_sitemap
-from lib.urlfilter import UrlFilter, clean
 
 
 def build_parser():
@@ -56,73 +53,13 @@ def parse_arrow(conf: dict, schema, batches) -> Iterator:
         yield pa.RecordBatch.from_pylist(parse_batch(conf, batch.to_pylist()), schema=schema)
 
 
-def parse_batch(conf: dict, rows: list) -> list[dict]:
-    """Parse fetch-result rows (dicts from Arrow: ``headers`` as key-value pairs) into
-    parse-table rows."""
-    pages = [
-        (row["url"], row["content"] or b"", row["content_type"], _headers(row["headers"]))
-        for row in rows
-    ]
-    return [
-        parse_table_row(row["url"], result)
-        for row, result in zip(rows, parse_pages(pages, conf), strict=True)
-    ]
-
-
-def _headers(pairs) -> dict | None:
-    return None if pairs is None else dict(pairs)
-
-
-def parse_table_row(url: str, result) -> dict:
-    """A ParseResult as a row of the parse table."""
-    return {
-        "url": url,
-        "parse_status": result.status,
-        "reason": result.reason,
-        "title": result.title,
-        "description": result.description,
-        "language": result.language,
-        "canonical": result.canonical,
-        "feeds": result.feeds,
-        "encoding": result.encoding,
-        "encoding_source": result.encoding_source,
-        "text": result.text,
-        "content_hash": result.content_hash,
-        "simhash": result.simhash,
-        "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
-        "links_rejected": result.links_rejected,
-        "robots": result.robots,
-    }
-
-
-def sitemap_entries(conf: dict, rows) -> Iterator[dict]:
-    """Spark task: the URL-set entries of fetched sitemaps, normalized and filtered."""
-    url_filter = UrlFilter(conf)  # once per partition
-    for row in rows:
-        parsed = parse_sitemap(
-            row["url"], bytes(row["content"] or b""), conf["sitemap.content.limit"]
-        )
-        if parsed.kind == "index":
-            continue  # the fetcher fetched the sitemaps it lists
-        for entry in parsed.entries:
-            key, _ = clean(entry.loc, url_filter)
-            if key is not None:
-                yield {
-                    "url": key,
-                    "lastmod": entry.lastmod_ms,
-                    "changefreq": entry.changefreq_s,
-                    "priority": entry.priority,
-                    "sitemap": row["url"],
-                }
-
-
 def parse_sitemaps(spark, conf, segment: Segment) -> int:
     """Write the segment's sitemap entries to its ``sitemaps`` table; how many."""
     from pyspark.sql import functions as F
 
     if not segment.summary("fetched").get("sitemaps"):
         return 0
-    fetched = spark.read.format("delta").load(segment.table("fetch"))
+    fetched = read_current(spark, segment.table("fetch"))
     sitemaps = fetched.where(
         (F.col("origin") == ORIGIN_SITEMAP) & (F.col("fetch_status") == st.SUCCESS)
     ).select("url", "content")
@@ -131,7 +68,7 @@ def parse_sitemaps(spark, conf, segment: Segment) -> int:
         rows_to_df(spark, rows, SITEMAPS).write.format("delta").mode("overwrite").save(
             segment.table("sitemaps")
         )
-    return spark.read.format("delta").load(segment.table("sitemaps")).count()
+    return read_current(spark, segment.table("sitemaps")).count()
 
 
 def parse(spark, conf, segment: Segment) -> dict:
@@ -139,7 +76,7 @@ def parse(spark, conf, segment: Segment) -> dict:
     from pyspark.sql import functions as F
 
     clock = Stopwatch()
-    fetched = pages(spark.read.format("delta").load(segment.table("fetch")))
+    fetched = pages(read_current(spark, segment.table("fetch")))
     ok = fetched.where(F.col("fetch_status") == st.SUCCESS).select(
         "url", "content", "content_type", "headers"
     )
@@ -153,7 +90,7 @@ def parse(spark, conf, segment: Segment) -> dict:
         watch,
     ):
         parsed.write.format("delta").mode("overwrite").save(segment.table("parse"))
-    table = spark.read.format("delta").load(segment.table("parse"))
+    table = read_current(spark, segment.table("parse"))
     figures = table.agg(
         F.count("*").alias("pages"),
         F.sum(F.when(F.col("parse_status") == "success", 1).otherwise(0)).alias("html"),
@@ -163,10 +100,7 @@ def parse(spark, conf, segment: Segment) -> dict:
     summary = {key: int(figures[key] or 0) for key in ("pages", "html", "failed", "outlinks")}
     summary["sitemap_urls"] = parse_sitemaps(spark, conf, segment)
     summary["seconds"] = round(clock.seconds, 1)
-    segment.mark("parsed", summary)
-    record(spark, segment.root, "parse", segment.name, summary)
-    keys = ("pages", "html", "failed", "outlinks", "sitemap_urls")
-    progress("parse", [(key, summary[key]) for key in keys])
+    finish_parse(spark, segment, summary)
     return summary
 
 

@@ -46,7 +46,7 @@ def segment_probes(spark, segment: Segment):
         .where((F.col("origin") == ORIGIN_PROBE) & F.col("http_status").isNotNull())
         .select("url", "host", F.col("fetched_at").alias("probed_at"), "http_status")
     )
-    parsed = spark.read.format("delta").load(segment.table("parse"))
+    parsed = read_current(spark, segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash")
     return probes.join(fingerprints, "url", "left").dropDuplicates(["host"]).select(*SOFT404.names)
 
@@ -81,7 +81,7 @@ def cached_templates(spark, data: DataDir):
     write_behind.wait("soft404")  # the last round's answers
     if not DeltaTable.isDeltaTable(spark, data.soft404):
         return None
-    table = spark.read.format("delta").load(data.soft404).select(*SOFT404.names)
+    table = read_current(spark, data.soft404).select(*SOFT404.names)
     templates = table.where(F.col("http_status") == 200)
     return templates if templates.limit(1).count() else None
 

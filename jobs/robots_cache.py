@@ -41,7 +41,7 @@ def store_robots(spark, data: DataDir, fetch_table: str) -> None:
     """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache."""
     from pyspark.sql import functions as F
 
-    fetched = spark.read.format("delta").load(fetch_table)
+    fetched = read_current(spark, fetch_table)
     answers = fetched.where((F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500))
     answers = answers.dropDuplicates(["host"])
     upsert_by_host(spark, data.robots, answers, ROBOTS, "trawl fetch robots cache")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from crawldb.schema import CRAWLDB
 from jobs.common import delta_commit_message, with_millis
+from jobs.delta_files import delta_columns, read_current
 from jobs.layout import DataDir
 
 
@@ -39,7 +40,7 @@ def read_crawldb(spark, data: DataDir, millis: bool = False):
         raise FileNotFoundError(
             f"no crawldb at {data.crawldb}: run inject (or crawl --seeds FILE) first"
         )
-    frame = spark.read.format("delta").load(data.crawldb)
+    frame = read_current(spark, data.crawldb)
     frame = with_declared_columns(frame)
     return with_millis(frame, CRAWLDB) if millis else frame
 
@@ -58,7 +59,7 @@ def with_declared_columns(frame):
 def upgrade_crawldb(spark, data: DataDir) -> list[str]:
     """Add to the crawldb table the columns ``CRAWLDB`` declares and it lacks (one Delta
     commit, old rows null); returns their names. Writers call it before a MERGE."""
-    existing = set(spark.read.format("delta").load(data.crawldb).columns)
+    existing = set(delta_columns(data.crawldb))
     missing = [(name, kind) for name, kind in CRAWLDB.columns if name not in existing]
     if missing:
         columns = ", ".join(f"`{name}` {kind}" for name, kind in missing)

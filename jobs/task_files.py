@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from crawldb.schema import Table
 from lib.parquet_file import write_parquet
 from lib.storage import Storage, join
 
-# The row each task gives back for the file it wrote.
-FILE_DDL = "file STRING, bytes BIGINT, rows BIGINT"
+# The row each task gives back for each file it wrote: the table it belongs to (its
+# name in the segment), and the task's figures of it as a JSON object.
+FILE_DDL = "table STRING, file STRING, bytes BIGINT, rows BIGINT, figures STRING"
 
 
 def stored_schema(table: Table):
@@ -61,11 +62,12 @@ def as_stored(batch, schema):
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def new_run(storage: Storage, table_path: str) -> str:
-    """Start writing ``table_path``: an id for this run's files. A table never committed
-    holds only files of a run that was killed: they are removed first."""
-    if not storage.exists(join(table_path, "_delta_log")):
-        storage.delete(table_path)
+def new_run(storage: Storage, *table_paths: str) -> str:
+    """Start writing the tables at ``table_paths``: an id for this run's files. A table
+    never committed holds only files of a run that was killed: they are removed first."""
+    for table_path in table_paths:
+        if not storage.exists(join(table_path, "_delta_log")):
+            storage.delete(table_path)
     return uuid.uuid4().hex[:12]
 
 
@@ -76,16 +78,31 @@ def task_file(table_path: str, run: str, index: int, attempt: int, compression: 
 
 
 def write_task_file(
-    storage: Storage, path: str, batches: Iterable, schema, compression: str
+    storage: Storage,
+    path: str,
+    batches: Iterable,
+    schema,
+    compression: str,
+    figures: Callable[[], dict] = dict,
 ) -> Iterator:
-    """Task side: write the batches to ``path``; yield the file's row (``FILE_DDL``)."""
+    """Task side: write the batches to ``path``; yield the file's row (``FILE_DDL``),
+    with ``figures()`` as they are once the batches are written."""
+    rows, size = write_parquet(storage, path, batches, schema, compression)
+    yield file_row(path, size, rows, figures())
+
+
+def file_row(path: str, size: int, rows: int, figures: dict):
+    """The record batch of one written file's row (``FILE_DDL``): its table is the name
+    of the folder it is in."""
     import pyarrow as pa
 
-    rows, size = write_parquet(storage, path, batches, schema, compression)
-    yield pa.RecordBatch.from_pylist(
-        [{"file": path.rsplit("/", 1)[-1], "bytes": size, "rows": rows}],
-        schema=pa.schema([("file", pa.string()), ("bytes", pa.int64()), ("rows", pa.int64())]),
+    table, name = path.rsplit("/", 2)[-2:]
+    row = {"table": table, "file": name, "bytes": size, "rows": rows}
+    schema = pa.schema(
+        [("table", pa.string()), ("file", pa.string()), ("bytes", pa.int64())]
+        + [("rows", pa.int64()), ("figures", pa.string())]
     )
+    return pa.RecordBatch.from_pylist([{**row, "figures": json.dumps(figures)}], schema=schema)
 
 
 def commit(storage: Storage, table_path: str, run: str, files: list, schema, message: str) -> None:

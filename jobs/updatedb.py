@@ -28,6 +28,7 @@ from jobs.common import (
     with_millis,
     with_timestamps,
 )
+from jobs.delta_files import read_current
 from jobs.fetch import pages
 from jobs.freshness import freshness
 from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
@@ -164,9 +165,9 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     ``reason``; and the cached frames, for the caller to unpersist."""
     from pyspark.sql import functions as F
 
-    fetch = with_millis(pages(spark.read.format("delta").load(segment.table("fetch"))), FETCH)
+    fetch = with_millis(pages(read_current(spark, segment.table("fetch"))), FETCH)
     fetch = fetch.drop("content", "headers")
-    parsed = spark.read.format("delta").load(segment.table("parse"))
+    parsed = read_current(spark, segment.table("parse"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "title", "canonical")
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
     # A duplicate's links were followed from the copy kept: not a second time.
@@ -194,7 +195,7 @@ def segment_sitemaps(spark, segment: Segment):
     """The segment's sitemap entries (written by parse), or None when it has none."""
     if not segment.summary("parsed").get("sitemap_urls"):
         return None
-    return with_millis(spark.read.format("delta").load(segment.table("sitemaps")), SITEMAPS)
+    return with_millis(read_current(spark, segment.table("sitemaps")), SITEMAPS)
 
 
 def mark_soft_404(changed, templates, segment: str, distance: int):
@@ -301,10 +302,14 @@ def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
     from pyspark.sql import functions as F
 
     counts = {r["reason"]: r["count"] for r in refused.groupBy("reason").count().collect()}
-    parsed = spark.read.format("delta").load(segment.table("parse"))
-    exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))
-    for row in exploded.groupBy("reason").agg(F.sum("n").alias("n")).collect():
-        counts[row["reason"]] = counts.get(row["reason"], 0) + int(row["n"])
+    by_parse = segment.summary("parsed").get("links_rejected")  # counted by the fetch tasks
+    if by_parse is None:
+        parsed = read_current(spark, segment.table("parse"))
+        exploded = parsed.select(F.explode("links_rejected").alias("reason", "n"))
+        grouped = exploded.groupBy("reason").agg(F.sum("n").alias("n")).collect()
+        by_parse = {row["reason"]: int(row["n"]) for row in grouped}
+    for reason, count in by_parse.items():
+        counts[reason] = counts.get(reason, 0) + count
     return dict(sorted(counts.items()))
 
 

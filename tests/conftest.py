@@ -80,6 +80,14 @@ def spark():
     session.stop()
 
 
+def pytest_collection_modifyitems(items):
+    """A test that takes the ``spark`` fixture is a Spark test, marked or not: the fast
+    tier (``-m "not spark"``) never starts the JVM."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 # A skipped test is a failing test here: nothing in this suite may skip.
 _skipped: list[str] = []
 

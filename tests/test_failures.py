@@ -2,7 +2,8 @@
 
 Each scenario starts ``./submit.sh crawl --rounds 2`` against the local web in its own
 process group, kills the whole group (bash, spark-submit's JVM, the Python driver and its
-workers) with SIGKILL in round 2 during fetch, parse or updatedb, then runs
+workers) with SIGKILL in round 2 during fetch (which parses too, ``fetcher.parse``),
+parse (a crawl with ``fetcher.parse=false``) or updatedb, then runs
 ``./submit.sh crawl --rounds 0``, which finishes the segment left unfinished. The
 crawldb must then hold the same URLs, statuses and content hashes as an uninterrupted
 crawl, every segment one fetch row per listed URL, and the request log no politeness
@@ -79,7 +80,9 @@ def test_driver_killed_then_rerun_loses_nothing(stage, spark, web, reference, tm
     condition = {"fetch": during_fetch, "parse": during_parse, "updatedb": during_updatedb}[stage]
     data = tmp_path / "data"
     out = tmp_path / "out.txt"
-    args = crawl_args(web, data, stage, 2)
+    # The parse job runs in a round only when the fetch tasks do not parse.
+    own = ["--conf", "fetcher.parse=false"] if stage == "parse" else []
+    args = [*crawl_args(web, data, stage, 2), *own]
     with open(out, "w") as sink:
         process = subprocess.Popen(
             [*args, "--seeds", str(seeds_file(web, tmp_path))],
@@ -109,7 +112,7 @@ def test_driver_killed_then_rerun_loses_nothing(stage, spark, web, reference, tm
     lock = json.loads((data / "_lock").read_text())  # left behind by the killed driver
     assert lock["job"] == "crawl"
 
-    run_to_end(crawl_args(web, data, stage, 0), out)  # finishes the unfinished segment
+    run_to_end([*crawl_args(web, data, stage, 0), *own], out)  # finishes the segment
     assert "finishing segment" in out.read_text()
     assert crawldb_summary(spark, data) == reference
     for name in DataDir.at(data).segment_names():

@@ -22,7 +22,7 @@ def test_the_fetch_tasks_parse_as_the_parse_job_does(spark, crawled, conf, tmp_p
     data, _, _ = crawled
     copy = DataDir.at(shutil.copytree(data.root, tmp_path / "data"))
     names = copy.segment_names()
-    assert len(names) == 3
+    assert len(names) >= 3  # the fixture's three rounds, and any a test added
     for name in names:
         segment = copy.segment(name)
         in_fetch = segment.summary("parsed")

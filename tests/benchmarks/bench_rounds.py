@@ -36,7 +36,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(HERE)]
+
+from bench_tail import baseline_checkout  # noqa: E402
 
 from testweb.server import read_log  # noqa: E402
 
@@ -57,16 +59,6 @@ def start_web(folder: Path, web: dict) -> tuple[subprocess.Popen, dict]:
         command += [f"--{name}", str(web[name])]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     return server, json.loads(server.stdout.readline())
-
-
-def baseline_checkout(work: Path, revision: str) -> Path:
-    """A worktree of ``revision`` that runs on this checkout's .venv."""
-    tree = work / "baseline"
-    subprocess.run(
-        ["git", "worktree", "add", "--detach", str(tree), revision], cwd=ROOT, check=True
-    )
-    (tree / ".venv").symlink_to(ROOT / ".venv")
-    return tree
 
 
 def run_code(root: Path, command: list[str], log: Path) -> float:

@@ -298,11 +298,11 @@ def test_a_host_that_would_hold_the_round_is_deferred_not_waited_for(web):
     slow, slow_host = web.site.base(2), web.site.hosts[2]
     later = [f"{slow}/page/{k}" for k in range(1, 4)]
     urls = [f"{slow}/trickle", *later]
-    urls += [f"{base}/page/{k}" for base in fast for k in range(1, 41)]
+    urls += [f"{base}/page/{k}" for base in fast for k in range(1, 21)]
     began = time.time()
-    # The trickle is cut at 2 s and earns a 20 s pause; the fast hosts' 80 URLs take about
-    # 10 s: the slow host's 3 URLs (under 5% of the round) would hold it past its budget,
-    # 1.5 x 10 s + 0.5 s here.
+    # The trickle is cut at 2 s and earns a 20 s pause; the fast hosts' 40 URLs take about
+    # 5 s: the slow host's 3 URLs would hold the round past its budget, 1.5 x 5 s + 0.5 s
+    # here.
     pages, _, log = fetch(
         web, urls, "http.time.limit=2", "sitemap.fetch=false", "fetcher.round.tail.slack=0.5"
     )

@@ -223,15 +223,12 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
     if conf["fetcher.parse"]:
         parser = TaskParser(conf, segment, (run, index, attempt), stored)
         rows = parser.tee(rows)
-    fetch_schema = stored["fetch"]
     counted = FetchFigures()
-    python_schema = task_files.python_schema(fetch_schema)
-    batches = arrow.record_batches(counted.of_rows(rows), python_schema, "content")
-    stored_batches = (task_files.as_stored(batch, fetch_schema) for batch in batches)
+    batches = task_files.stored_batches(counted.of_rows(rows), stored["fetch"], "content")
     compression = conf["spark.sql.parquet.compression.codec"]
     path = task_files.task_file(segment.table("fetch"), run, index, attempt, compression)
     yield from task_files.write_task_file(
-        segment.storage, path, stored_batches, fetch_schema, compression, counted.figures
+        segment.storage, path, batches, stored["fetch"], compression, counted.figures
     )
     if parser is not None:
         yield from parser.files()
@@ -300,7 +297,6 @@ def host_stats(path: str) -> list[dict]:
     table = table.append_column("ok", pc.cast(pc.equal(status, st.SUCCESS), "int64"))
     failed = pc.is_in(status, value_set=pa_values((st.RETRY, st.NOT_FOUND)))
     table = table.append_column("failed", pc.cast(failed, "int64"))
-    table = table.append_column("timed", table["duration_ms"])
     grouped = table.group_by("host").aggregate(
         [
             ("host", "count"),
@@ -310,7 +306,7 @@ def host_stats(path: str) -> list[dict]:
             ("duration_ms", "mean"),
             ("duration_ms", "max"),
             ("duration_ms", "approximate_median"),
-            ("timed", "count"),  # the rows with an exchange timed
+            ("duration_ms", "count"),  # the rows with an exchange timed
         ]
     )
     return [
@@ -323,7 +319,7 @@ def host_stats(path: str) -> list[dict]:
             "avg_ms": row["duration_ms_mean"],
             "max_ms": row["duration_ms_max"],
             "median_ms": row["duration_ms_approximate_median"],
-            "answers": row["timed_count"],
+            "answers": row["duration_ms_count"],
         }
         for row in grouped.to_pylist()
     ]

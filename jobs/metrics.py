@@ -15,6 +15,8 @@ notebook show round by round::
 
 from __future__ import annotations
 
+from functools import cache
+
 from crawldb.schema import Table
 from jobs import task_files, write_behind
 from jobs.common import now_ms
@@ -67,8 +69,13 @@ def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts
     seconds = float(summary.get("seconds") or 0.0)
     fields = (job, segment, now_ms(), seconds, flatten(summary))
     # Spark parses the DDL: here, on the caller's thread, while its session is sure to be up.
-    schema = task_files.stored_schema(METRICS)
-    write_behind.later(spark, "metrics", _append, root, fields, hosts, schema)
+    write_behind.later(spark, "metrics", _append, root, fields, hosts, _stored_schema())
+
+
+@cache
+def _stored_schema():
+    """The metrics table's Arrow schema as stored (parsed once a process)."""
+    return task_files.stored_schema(METRICS)
 
 
 def _append(_spark, root: str, fields: tuple, hosts, schema) -> None:

@@ -62,6 +62,15 @@ def as_stored(batch, schema):
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
+def stored_batches(rows: Iterable[dict], schema, size_column: str) -> Iterator:
+    """Python rows (times in epoch ms) as record batches in the stored ``schema``, cut
+    as ``jobs.arrow.record_batches`` cuts them (by rows, or by ``size_column``'s bytes)."""
+    from jobs.arrow import record_batches
+
+    for batch in record_batches(rows, python_schema(schema), size_column):
+        yield as_stored(batch, schema)
+
+
 def new_run(storage: Storage, *table_paths: str) -> str:
     """Start writing the tables at ``table_paths``: an id for this run's files. A table
     never committed holds only files of a run that was killed: they are removed first."""

@@ -23,6 +23,7 @@ import json
 import queue
 import threading
 from collections.abc import Iterator
+from functools import partial
 
 from crawldb import status as st
 from jobs import arrow, task_files
@@ -112,7 +113,8 @@ class TaskParser:
             name: task_files.task_file(segment.table(name), run, index, attempt, self.compression)
             for name in ("parse", "sitemaps")
         }
-        self.figures = dict.fromkeys(("pages", "html", "failed", "outlinks"), 0)
+        self.figures: dict = dict.fromkeys(("pages", "html", "failed", "outlinks"), 0)
+        self.figures["links_rejected"] = {}  # links parse kept out, by reason
         self.sitemap_rows: list[dict] = []
         self.pages: queue.Queue = queue.Queue(QUEUED_PAGES)
         self.written: tuple[int, int] | None = None
@@ -145,15 +147,10 @@ class TaskParser:
             yield task_files.file_row(self.paths["parse"], size, rows, self.figures)
         if self.sitemap_rows:
             stored = self.stored["sitemaps"]
-            batches = arrow.record_batches(
-                self.sitemap_rows, task_files.python_schema(stored), "url"
-            )
+            batches = task_files.stored_batches(self.sitemap_rows, stored, "url")
+            path = self.paths["sitemaps"]
             yield from task_files.write_task_file(
-                self.segment.storage,
-                self.paths["sitemaps"],
-                (task_files.as_stored(batch, stored) for batch in batches),
-                stored,
-                self.compression,
+                self.segment.storage, path, batches, stored, self.compression
             )
 
     def _put(self, item) -> None:
@@ -208,7 +205,7 @@ class TaskParser:
         self.figures["html"] += sum(1 for row in parsed if row["parse_status"] == "success")
         self.figures["failed"] += sum(1 for row in parsed if row["parse_status"] == "failed")
         self.figures["outlinks"] += sum(len(row["outlinks"] or ()) for row in parsed)
-        rejected = self.figures.setdefault("links_rejected", {})
+        rejected = self.figures["links_rejected"]
         for row in parsed:
             for reason, count in (row["links_rejected"] or {}).items():
                 rejected[reason] = rejected.get(reason, 0) + count
@@ -221,21 +218,20 @@ def commit_parsed(segment: Segment, run: str, written: list[dict], stored: dict)
     figures."""
     clock = Stopwatch()
     message = f"trawl parse segment={segment.name}"
-    summary = dict.fromkeys(("pages", "html", "failed", "outlinks", "sitemap_urls"), 0)
+    parsed, listed = ([row for row in written if row["table"] == t] for t in ("parse", "sitemaps"))
+    commit = partial(task_files.commit, segment.storage, run=run, message=message)
+    commit(segment.table("parse"), files=parsed, schema=stored["parse"])
+    if listed:  # no sitemaps table without a sitemap, as the parse job
+        commit(segment.table("sitemaps"), files=listed, schema=stored["sitemaps"])
+    summary = dict.fromkeys(("pages", "html", "failed", "outlinks"), 0)
     rejected: dict[str, int] = {}  # links parse kept out, by reason
-    for name in ("parse", "sitemaps"):
-        files = [row for row in written if row["table"] == name]
-        if files or name == "parse":  # no sitemaps table without a sitemap, as parse
-            schema = stored[name]
-            task_files.commit(segment.storage, segment.table(name), run, files, schema, message)
-        for row in files:
-            figures = json.loads(row["figures"])
-            for reason, count in figures.pop("links_rejected", {}).items():
-                rejected[reason] = rejected.get(reason, 0) + count
-            for key, value in figures.items():
-                summary[key] += value
-        if name == "sitemaps":
-            summary["sitemap_urls"] = sum(row["rows"] for row in files)
+    for row in parsed:
+        figures = json.loads(row["figures"])
+        for reason, count in figures.pop("links_rejected").items():
+            rejected[reason] = rejected.get(reason, 0) + count
+        for key, value in figures.items():
+            summary[key] += value
+    summary["sitemap_urls"] = sum(row["rows"] for row in listed)
     summary["links_rejected"] = dict(sorted(rejected.items()))
     summary["in_fetch"] = 1  # parsed by the fetch tasks: seconds are the commit's
     summary["seconds"] = round(clock.seconds, 1)

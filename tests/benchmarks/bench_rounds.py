@@ -39,11 +39,11 @@ ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(HERE)]
 
 from bench_tail import baseline_checkout  # noqa: E402
+from doc_tables import replace_block  # noqa: E402
 
 from testweb.server import read_log  # noqa: E402
 
 PYTHON = sys.executable
-DOC = ROOT / "docs" / "benchmarks.md"
 SECTION = "bench_rounds"
 AGENT = "https://trawl.invalid/bench-rounds-{}".format
 STAGES = ("generate", "fetch", "parse", "updatedb")
@@ -252,14 +252,7 @@ def doc_block(results: dict) -> str:
 
 def write_doc(results: dict) -> None:
     """Replace the benchmark's tables in docs/benchmarks.md (or add them)."""
-    block = doc_block(results)
-    text = DOC.read_text()
-    begin, end = f"<!-- {SECTION} -->", f"<!-- /{SECTION} -->"
-    if begin in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    DOC.write_text(text)
+    replace_block(SECTION, doc_block(results))
 
 
 def main() -> int:

@@ -33,8 +33,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(HERE)]
 
+from doc_tables import replace_block  # noqa: E402
 from weblog import politeness_violations  # noqa: E402
 
 from testweb.server import read_log  # noqa: E402
@@ -188,9 +189,6 @@ def print_crawl(result: dict) -> None:
         )
 
 
-DOC = ROOT / "docs" / "benchmarks.md"
-
-
 def doc_block(results: list[dict], args) -> tuple[str, str]:
     """The benchmark's table for docs/benchmarks.md, and the key of its web."""
     key = f"{args.hosts} hosts, {args.stragglers} stragglers, trickle {args.trickle_s:g} s, "
@@ -228,13 +226,7 @@ def doc_block(results: list[dict], args) -> tuple[str, str]:
 def write_doc(results: list[dict], args) -> None:
     """Replace this web's table in docs/benchmarks.md (or add it)."""
     key, block = doc_block(results, args)
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    begin, end = f"<!-- bench_tail: {key} -->", f"<!-- /bench_tail: {key} -->"
-    if begin in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    DOC.write_text(text)
+    replace_block(f"bench_tail: {key}", block)
 
 
 def main() -> int:

@@ -229,23 +229,23 @@ def upsert_by_host(spark, path: str, rows, table: Table, message: str, newer=Non
     """Merge per-host ``rows`` (cast to ``table``'s columns) into the Delta table at
     ``path``, one commit labelled ``message``: a host's row replaces the old one (when
     the SQL condition ``newer`` holds, if given), a new host's is inserted. The first
-    rows make the table's first version (one write, not an empty table and a MERGE)."""
-    from delta.tables import DeltaTable
+    rows make the table's first version (one write, not an empty table and a MERGE).
+
+    Merged in the driver by delta-rs: the tables merged so (the robots.txt and soft-404
+    caches) hold a row per host, which Spark's MERGE took a dozen jobs to commit."""
+    from deltalake import DeltaTable, write_deltalake
+    from deltalake.transaction import CommitProperties
     from pyspark.sql import functions as F
 
-    rows = rows.select(*[F.col(name).cast(kind) for name, kind in table.columns])
-    with delta_commit_message(spark, message):
-        if not DeltaTable.isDeltaTable(spark, path):
-            rows.write.format("delta").mode("errorifexists").save(path)
-            return
-        (
-            DeltaTable.forPath(spark, path)
-            .alias("t")
-            .merge(rows.alias("s"), "t.host = s.host")
-            .whenMatchedUpdateAll(condition=newer)
-            .whenNotMatchedInsertAll()
-            .execute()
-        )
+    answers = rows.select(*[F.col(name).cast(kind) for name, kind in table.columns]).toArrow()
+    label = CommitProperties(custom_metadata={"userMetadata": message})
+    if not DeltaTable.is_deltatable(path):
+        write_deltalake(path, answers, mode="error", commit_properties=label)
+        return
+    merge = DeltaTable(path).merge(
+        answers, "t.host = s.host", source_alias="s", target_alias="t", commit_properties=label
+    )
+    merge.when_matched_update_all(predicate=newer).when_not_matched_insert_all().execute()
 
 
 class Stopwatch:

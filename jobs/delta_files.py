@@ -23,11 +23,18 @@ from jobs.common import session_conf
 def read_current(spark, path: str):
     """The rows of the Delta table at ``path`` (local or ``hdfs://``), as a DataFrame."""
     from deltalake import DeltaTable
-    from pyspark.sql.types import StructType
 
     table = DeltaTable(path)
     if not plain_files(table):
         return spark.read.format("delta").load(path)
+    return read_files(spark, table)
+
+
+def read_files(spark, table):
+    """The rows of the delta-rs ``table``'s current files (``plain_files`` holds), as a
+    DataFrame."""
+    from pyspark.sql.types import StructType
+
     schema = StructType.fromJson(json.loads(table.schema().to_json()))
     files = table.file_uris()
     if not files:
@@ -37,6 +44,13 @@ def read_current(spark, path: str):
     # scheduler offers its cores again only when a task ends).
     with session_conf(spark, {"spark.sql.sources.ignoreDataLocality": "true"}):
         return spark.read.schema(schema).parquet(*files)
+
+
+def is_delta_table(path: str) -> bool:
+    """Whether a Delta table is at ``path``, from its log (no Spark job)."""
+    from deltalake import DeltaTable
+
+    return DeltaTable.is_deltatable(path)
 
 
 def delta_columns(path: str) -> list[str]:

@@ -20,6 +20,7 @@ from functools import cache
 from crawldb.schema import Table
 from jobs import task_files, write_behind
 from jobs.common import now_ms
+from jobs.delta_files import is_delta_table
 from lib.storage import join
 
 # Timed answers of a host in the latest fetch before generate plans by its median. Unit: count.
@@ -110,13 +111,12 @@ def _append(_spark, root: str, fields: tuple, hosts, schema) -> None:
 def read_metrics(spark, root: str):
     """The metrics table, or None when no job has written it yet: the latest row of each
     job and segment (crawldb-wide jobs, segment NULL, keep every run)."""
-    from delta.tables import DeltaTable
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     write_behind.wait("metrics")  # this job's own rows
     path = metrics_path(root)
-    if not DeltaTable.isDeltaTable(spark, path):
+    if not is_delta_table(path):
         return None
     table = spark.read.format("delta").load(path)
     newest = Window.partitionBy("job", "segment").orderBy(F.col("finished").desc())

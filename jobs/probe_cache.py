@@ -13,7 +13,7 @@ from __future__ import annotations
 from crawldb.schema import SOFT404
 from jobs import write_behind
 from jobs.common import now_ms, upsert_by_host
-from jobs.delta_files import read_current
+from jobs.delta_files import is_delta_table, read_current
 from jobs.layout import DataDir, Segment
 from lib.fetcher import ORIGIN_PROBE
 
@@ -21,14 +21,13 @@ from lib.fetcher import ORIGIN_PROBE
 def fresh_probes(spark, data: DataDir, conf):
     """The hosts whose cached probe answer is still fresh (column ``host``), or None
     when nothing can be."""
-    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     ttl = conf["fetcher.soft404.probe.ttl"]
     if not conf["fetcher.soft404.probe"] or ttl <= 0:
         return None
     write_behind.wait("soft404")  # the last round's answers
-    if not DeltaTable.isDeltaTable(spark, data.soft404):
+    if not is_delta_table(data.soft404):
         return None
     oldest = now_ms() - ttl * 1000
     table = read_current(spark, data.soft404)
@@ -41,8 +40,7 @@ def segment_probes(spark, segment: Segment):
     from pyspark.sql import functions as F
 
     probes = (
-        spark.read.format("delta")
-        .load(segment.table("fetch"))
+        read_current(spark, segment.table("fetch"))
         .where((F.col("origin") == ORIGIN_PROBE) & F.col("http_status").isNotNull())
         .select("url", "host", F.col("fetched_at").alias("probed_at"), "http_status")
     )
@@ -75,11 +73,10 @@ def soft_404_templates(spark, conf, data: DataDir, segment: Segment):
 
 def cached_templates(spark, data: DataDir):
     """The cache's rows of hosts that answered the probe with 200, or None if none did."""
-    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     write_behind.wait("soft404")  # the last round's answers
-    if not DeltaTable.isDeltaTable(spark, data.soft404):
+    if not is_delta_table(data.soft404):
         return None
     table = read_current(spark, data.soft404).select(*SOFT404.names)
     templates = table.where(F.col("http_status") == 200)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from crawldb.schema import ROBOTS
 from jobs import write_behind
 from jobs.common import now_ms, upsert_by_host
-from jobs.delta_files import read_current
+from jobs.delta_files import is_delta_table, read_current
 from jobs.layout import DataDir
 from lib.fetcher import ORIGIN_ROBOTS
 from lib.robots import RobotsRules
@@ -20,12 +20,11 @@ from lib.robots import RobotsRules
 def fresh_robots(spark, data: DataDir, conf, hosts=None):
     """Cached robots answers still fresh: for the hosts in the DataFrame ``hosts``, or
     all of them (None when there is no cache)."""
-    from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
     ttl = conf["robots.cache.ttl"]
     write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not DeltaTable.isDeltaTable(spark, data.robots):
+    if ttl <= 0 or not is_delta_table(data.robots):
         return None
     oldest = now_ms() - ttl * 1000
     table = read_current(spark, data.robots)

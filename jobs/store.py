@@ -1,7 +1,7 @@
 """The crawldb Delta table: create it, read it, merge changed rows into it.
 
-Every change to the crawldb is one Delta ``MERGE`` on ``url`` (update the matched row,
-insert the new one), so a job killed half way leaves the previous version intact and
+Every change to the crawldb is one Delta commit keyed on ``url`` (the matched row
+replaced, the new one inserted), so a job killed half way leaves the previous version intact and
 analysts can time-travel between rounds. Commits carry a ``userMetadata`` label naming
 the job and segment.
 """
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from crawldb.schema import CRAWLDB
 from jobs.common import delta_commit_message, with_millis
-from jobs.delta_files import delta_columns, read_current
+from jobs.delta_files import delta_columns, is_delta_table, read_current
+from jobs.file_rewrite import upsert_rows
 from jobs.layout import DataDir
 
 
 def crawldb_exists(spark, data: DataDir) -> bool:
     """True when the data directory has a crawldb Delta table."""
-    from delta.tables import DeltaTable
 
-    return DeltaTable.isDeltaTable(spark, data.crawldb)
+    return is_delta_table(data.crawldb)
 
 
 def ensure_crawldb(spark, data: DataDir) -> None:
@@ -69,10 +69,14 @@ def upgrade_crawldb(spark, data: DataDir) -> list[str]:
 
 
 def merge_rows(spark, data: DataDir, rows, message: str) -> None:
-    """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit."""
+    """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit: by
+    rewriting the files that hold the URLs (``jobs.file_rewrite``), or by Spark's MERGE
+    for a table that cannot be rewritten so."""
     from delta.tables import DeltaTable
 
     upgrade_crawldb(spark, data)
+    if upsert_rows(spark, data.crawldb, data.storage, rows, message):
+        return
     table = DeltaTable.forPath(spark, data.crawldb)
     with delta_commit_message(spark, message):
         (

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from crawldb import status as st
 from jobs.common import delta_commit_message, progress
+from jobs.delta_files import is_delta_table
 from jobs.inject import merge_seeds
 from jobs.layout import DataDir
 from lib.seeds import Seed
 
 
 def _table(spark, data: DataDir, name: str):
-    from delta.tables import DeltaTable
 
     path = data.path(f"api/{name}")
-    if not DeltaTable.isDeltaTable(spark, path):
+    if not is_delta_table(path):
         return None
     return spark.read.format("delta").load(path)
 

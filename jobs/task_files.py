@@ -131,7 +131,12 @@ def commit(storage: Storage, table_path: str, run: str, files: list, schema, mes
         mode="overwrite",
         commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
     )
-    committed = {file["file"] for file in kept}
+    remove_uncommitted(storage, table_path, run, {file["file"] for file in kept})
+
+
+def remove_uncommitted(storage: Storage, table_path: str, run: str, committed: set) -> None:
+    """Delete the files this run wrote into the table and did not commit (``committed``:
+    the names of those it did): failed attempts' files, and empty ones."""
     for name in storage.list_files(table_path):
         if f"-{run}-a" in name and name not in committed:
             storage.delete(join(table_path, name))

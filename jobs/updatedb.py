@@ -3,8 +3,9 @@
 Usage: ``submit.sh updatedb --data DIR [--segment NAME]`` (default: the oldest segment
 parsed but not updated). For every URL the segment touched (fetched, or linked to, or
 the target of a redirect) the crawldb row is recomputed by ``crawldb.merge.update_row``
-and only changed rows are written, in one Delta ``MERGE``. Running it twice on the same
-segment changes nothing: the second run finds no changed row and makes no commit.
+and only changed rows are written, in one Delta commit (``jobs.store.merge_rows``).
+Running it twice on the same segment changes nothing: the second run finds no changed
+row and makes no commit.
 """
 
 from __future__ import annotations
@@ -237,18 +238,19 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     if templates is not None:
         distance = settings["dedup.simhash.distance"]
         changed = mark_soft_404(changed, templates, segment.name, distance)
-    # Computed once, kept on the executors' disks (not their heaps: the blocks stay
-    # until the JVM collects the frame) and cut from its plan, which reads the crawldb:
-    # the MERGE's commit re-plans every cached frame that reads the crawldb, each
-    # re-plan a Delta file listing per scan (a dozen Spark jobs, ~2 s a round).
+    # Computed once (it is read for the figures, for the files it touches and for their
+    # rewrite), kept on the executors' disks (not their heaps: the blocks stay until the
+    # JVM collects the frame) and cut from its plan, which reads the crawldb: a Spark
+    # MERGE's commit (merge_rows' way for a table it cannot rewrite) re-plans every
+    # cached frame that reads the crawldb.
     changed = changed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
-    # Counted from the cached verdicts before the merge: the merge's commit clears the
+    # Counted from the cached verdicts before the merge: a MERGE's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
     rejected = rejected_counts(spark, segment, refused)
-    # The other caches read the crawldb: dropped before the MERGE's commit for the same
+    # The other caches read the crawldb: dropped before the commit for the same
     # reason, dependants first, as unpersisting a frame re-plans the frames cached on it.
     for frame in (*reversed(cached), old):
         frame.unpersist()

@@ -202,7 +202,12 @@ class WebHdfsStorage:
         from hdfs import InsecureClient
 
         self.url = url
+        self.user = user
         self.client = InsecureClient(url, user=user)
+
+    def __reduce__(self):
+        # Rebuilt on the executors from its address (its client holds a lock).
+        return (WebHdfsStorage, (self.url, self.user))
 
     def exists(self, path: str) -> bool:
         return self.client.status(_hdfs(path), strict=False) is not None

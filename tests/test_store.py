@@ -28,3 +28,63 @@ def test_an_older_crawldb_gains_the_new_columns_and_keeps_its_rows(spark, tmp_pa
     assert set(table) == {"http://a.test/", "http://a.test/new"}
     assert table["http://a.test/new"]["canonical"] == "http://a.test/"
     assert table["http://a.test/"]["canonical"] is None
+
+
+def _rows(spark, urls, **fields):
+    made = [
+        {**new_row(u, "a.test", 1_700_000_000_000, score=1.0, depth=0, fetch_interval=60), **fields}
+        for u in urls
+    ]
+    return rows_to_df(spark, spark.sparkContext.parallelize(made), CRAWLDB)
+
+
+def test_an_upsert_rewrites_only_the_files_holding_its_urls(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    data = DataDir.at(tmp_path / "data")
+    first = [f"http://a.test/{n}" for n in range(40)]
+    _rows(spark, first).repartition(4).write.format("delta").save(data.crawldb)
+    before = set(DeltaTable(data.crawldb).file_uris())
+    assert len(before) == 4
+    changed = _rows(spark, ["http://a.test/3", "http://a.test/new"], status="fetched", depth=7)
+    merge_rows(spark, data, changed, "test upsert")
+    table = DeltaTable(data.crawldb)
+    after = set(table.file_uris())
+    holding = {
+        r["_f"]
+        for r in read_crawldb(spark, data)
+        .selectExpr("input_file_name() _f", "url")
+        .where("url = 'http://a.test/3'")
+        .collect()
+    }
+    # The files without the changed URL are still the table's; the one with it is not.
+    assert len(before & after) == 3 and not holding & before
+    assert table.history(1)[0]["userMetadata"] == "test upsert"
+    rows = {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
+    assert set(rows) == {*first, "http://a.test/new"}
+    assert (
+        rows["http://a.test/3"]["depth"] == 7 and rows["http://a.test/new"]["status"] == "fetched"
+    )
+    assert rows["http://a.test/4"]["depth"] == 0
+    assert rows["http://a.test/4"]["fetch_time"] == rows["http://a.test/3"]["fetch_time"]
+    # No file of the run is left outside the table (empty tasks' files are deleted).
+    on_disk = {p.name for p in (tmp_path / "data" / "crawldb").glob("*.parquet")}
+    assert {f.rsplit("/", 1)[-1] for f in after} <= on_disk
+    assert len(on_disk) == len(before | after)
+
+
+def test_an_upsert_keeps_the_timestamps_of_the_rows_it_copies(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    data = DataDir.at(tmp_path / "data")
+    _rows(spark, ["http://a.test/1", "http://a.test/2"]).coalesce(1).write.format("delta").save(
+        data.crawldb
+    )
+    old = {r["url"]: r["fetch_time"] for r in read_crawldb(spark, data).collect()}
+    merge_rows(spark, data, _rows(spark, ["http://a.test/2"], depth=3), "test upsert")
+    new = {r["url"]: r["fetch_time"] for r in read_crawldb(spark, data).collect()}
+    assert new == old
+    for uri in DeltaTable(data.crawldb).file_uris():
+        kind = pq.read_schema(uri).field("fetch_time").type
+        assert str(kind) == "timestamp[us, tz=UTC]", uri

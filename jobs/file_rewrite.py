@@ -1,0 +1,154 @@
+"""Upsert into a Delta table keyed on ``url`` by rewriting the files that hold the keys.
+
+Spark's Delta MERGE runs a dozen Spark jobs of its own on every commit (the snapshot's
+state, a scan for the files to rewrite, the rewrite, statistics, the commit's checks),
+whatever the size of the change: for the crawldb, whose changed rows updatedb and inject
+have already computed, that was a third of a round's time outside fetching. Here the table
+is read as plain Parquet (``jobs.delta_files``), one Spark job finds the files holding a
+key, one more writes those files' rows again with the changed and new ones (each task its
+own file, ``jobs.task_files``), and the driver commits, through delta-rs, the removal of
+the old files and the addition of the new ones in one Delta commit: the same copy-on-write
+as MERGE's, with the same atomicity (a job killed before the commit leaves the table as it
+was; its files are in no version). Only a table whose files hold its whole rows can be
+rewritten so; any other (deletion vectors, partition columns) is left to MERGE.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from functools import partial
+
+from jobs import task_files
+from jobs.delta_files import plain_files, read_files
+from lib.storage import Storage, basename
+
+FILE_COLUMN = "_trawl_file"
+
+
+def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
+    """Replace the rows of ``rows``'s URLs and add the new ones, in one commit labelled
+    ``message``; False (and nothing done) when the table must be merged by Spark."""
+    from deltalake import DeltaTable
+    from pyspark.sql import functions as F
+
+    table = DeltaTable(path)
+    if not plain_files(table):
+        return False
+    current = read_files(spark, table).withColumn(
+        FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1)
+    )
+    keys = rows.select("url")
+    holding = current.join(keys, "url", "left_semi").select(FILE_COLUMN).distinct()
+    touched = [row[0] for row in holding.collect()]
+    kept = current.where(F.col(FILE_COLUMN).isin(touched)).join(keys, "url", "left_anti")
+    kept = kept.drop(FILE_COLUMN)
+    state = kept.unionByName(rows.select(*kept.columns))
+    files = write_files(spark, path, storage, state, table)
+    commit_rewrite(storage, path, table, touched, files, message)
+    return True
+
+
+def write_files(spark, path: str, storage: Storage, state, table) -> tuple[str, list[dict]]:
+    """Write ``state``'s rows as new files of the table (hash-partitioned by URL, as
+    MERGE writes them); the run's id and the rows of the files written (``FILE_DDL``)."""
+    import pyarrow as pa
+
+    run = uuid.uuid4().hex[:12]
+    schema = pa.schema(table.schema().to_arrow())
+    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    task = partial(_write_task, storage, path, run, schema, compression)
+    written = state.repartition("url").mapInArrow(task, task_files.FILE_DDL).collect()
+    return run, [row.asDict() for row in written]
+
+
+def _write_task(storage: Storage, path: str, run: str, schema, compression: str, batches):
+    """Task side: this task's rows (Spark's Arrow batches) to one new file of the table."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    index, attempt = context.partitionId(), context.attemptNumber()
+    name = task_files.task_file(path, run, index, attempt, compression)
+    bounds = UrlBounds()
+    stored = (bounds.of(_as_table(batch, schema)) for batch in batches)
+    yield from task_files.write_task_file(
+        storage, name, stored, schema, compression, bounds.figures
+    )
+
+
+def _as_table(batch, schema):
+    """A batch of Spark's rows in the table's Arrow ``schema`` (its column order, its
+    field names inside maps, its nullability)."""
+    import pyarrow as pa
+
+    columns = [batch.column(field.name).cast(field.type) for field in schema]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+class UrlBounds:
+    """The least and greatest URL of the batches it sees: the file's statistics, so
+    that a reader looking up URLs skips the files that cannot hold them."""
+
+    def __init__(self):
+        self.least: str | None = None
+        self.greatest: str | None = None
+
+    def of(self, batch):
+        """Take the batch's bounds into account; the batch, unchanged."""
+        import pyarrow.compute as pc
+
+        if batch.num_rows:
+            bounds = pc.min_max(batch.column("url"))
+            least, greatest = bounds["min"].as_py(), bounds["max"].as_py()
+            self.least = least if self.least is None else min(self.least, least)
+            self.greatest = greatest if self.greatest is None else max(self.greatest, greatest)
+        return batch
+
+    def figures(self) -> dict:
+        """The bounds seen, as a file row's figures."""
+        return {"url_min": self.least, "url_max": self.greatest}
+
+
+def commit_rewrite(storage: Storage, path: str, table, removed, written, message: str) -> None:
+    """Driver side: one Delta commit of the files ``removed`` (names) gone and the files
+    ``written`` (``(run, rows)`` of ``write_files``) added, on the version ``table``
+    (delta-rs) was read at; then delete the run's files that were not committed."""
+    from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+
+    run, files = written
+    now = int(time.time() * 1000)
+    sizes = _file_sizes(table)
+    kept = [file for file in files if file["rows"]]
+    actions = [RemoveAction(sizes[name][0], True, now, sizes[name][1]) for name in removed]
+    actions += [AddAction(f["file"], f["bytes"], {}, now, True, _stats(f)) for f in kept]
+    if actions:
+        table.create_write_transaction(
+            actions,
+            mode="append",
+            schema=table.schema(),
+            commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
+        )
+    task_files.remove_uncommitted(storage, path, run, {file["file"] for file in kept})
+
+
+def _file_sizes(table) -> dict[str, tuple[str, int]]:
+    """File name -> (its path in the log, its size) for every file of ``table``."""
+    import pyarrow as pa
+
+    actions = pa.table(table.get_add_actions(flatten=True))
+    paths, sizes = actions.column("path").to_pylist(), actions.column("size_bytes").to_pylist()
+    return {basename(p): (p, size) for p, size in zip(paths, sizes, strict=True)}
+
+
+def _stats(file: dict) -> str:
+    """An added file's statistics: its rows and the bounds of its URLs."""
+    figures = json.loads(file["figures"])
+    return json.dumps(
+        {
+            "numRecords": file["rows"],
+            "minValues": {"url": figures["url_min"]},
+            "maxValues": {"url": figures["url_max"]},
+            "nullCount": {"url": 0},
+        }
+    )

@@ -14,8 +14,9 @@ Exit code 1 when nothing is due (as Nutch's Generator), with no segment written.
 
 from __future__ import annotations
 
+import json
 import sys
-from functools import reduce
+from functools import partial, reduce
 
 from crawldb import status as st
 from crawldb.partitioning import (
@@ -30,6 +31,7 @@ from crawldb.partitioning import (
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
+from jobs import task_files
 from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, now_ms, progress
 from jobs.delta_files import read_current
 from jobs.layout import DataDir
@@ -208,8 +210,7 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     due_count = sum(urls for urls, _ in per_host.values())
     shares = round_shares(per_host, conf) if conf["fetcher.round.tail.defer"] else {}
     selected = within_shares(spark, due, shares, per_host)
-    tiers = {r["tier"]: r["count"] for r in selected.groupBy("tier").count().collect()}
-    count = sum(tiers.values())
+    count = sum(urls for urls, _ in per_host.values())
     if count == 0:
         due.unpersist()
         progress("generate", [("urls due", 0)])
@@ -219,18 +220,17 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     partitions = fetch_partitions(spark, conf)
     placed, skew_expected = place_hosts(per_host, partitions)
     hosts = len(placed)
-    with delta_commit_message(spark, f"trawl generate segment={name}"):
-        placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
-        fetchlist = selected.join(placed_frame, "host").select(*FETCHLIST.names)
-        fetchlist.repartition(partitions, "host").write.format("delta").save(
-            segment.table("fetchlist")
-        )
+    placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
+    fetchlist = selected.join(placed_frame, "host").select(*FETCHLIST.names)
+    message = f"trawl generate segment={name}"
+    tiers = write_fetchlist(spark, segment, fetchlist.repartition(partitions, "host"), message)
     # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).
     due.unpersist()
     pauses.unpersist()
     if conf["generate.update.crawldb"]:
         mark_generated(spark, data, segment, now)
     tiers = {t: tiers.get(t, 0) for t in TIERS}
+    count = sum(tiers.values())  # as written
     summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
     # URLs of slow hosts left for later rounds, so that the round's hosts finish together.
     summary["spread"] = due_count - count
@@ -249,6 +249,50 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
         ],
     )
     return name
+
+
+def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:
+    """Write the segment's fetch list table, a file per partition of ``fetchlist``
+    written by its task (``jobs.task_files``), in one commit labelled ``message``;
+    returns its URLs by tier, counted by the tasks."""
+    from collections import Counter
+
+    table = segment.table("fetchlist")
+    stored = task_files.stored_schema(FETCHLIST)
+    run = task_files.new_run(segment.storage, table)
+    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    task = partial(_fetchlist_task, segment.storage, table, run, stored, compression)
+    files = [row.asDict() for row in fetchlist.mapInArrow(task, task_files.FILE_DDL).collect()]
+    task_files.commit(segment.storage, table, run, files, stored, message)
+    tiers = Counter()
+    for file in files:
+        tiers.update(json.loads(file["figures"]))
+    return dict(tiers)
+
+
+def _fetchlist_task(storage, table: str, run: str, stored, compression: str, batches):
+    """Task side: this partition's fetch list rows to one file, with its tier counts."""
+    from collections import Counter
+
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    path = task_files.task_file(
+        table, run, context.partitionId(), context.attemptNumber(), compression
+    )
+    tiers = Counter()
+
+    def as_stored(batch):
+        tiers.update(batch.column("tier").to_pylist())
+        return pa.RecordBatch.from_arrays(
+            [batch.column(f.name).cast(f.type) for f in stored], schema=stored
+        )
+
+    stored_batches = (as_stored(batch) for batch in batches)
+    yield from task_files.write_task_file(
+        storage, path, stored_batches, stored, compression, lambda: dict(tiers)
+    )
 
 
 def host_paces(spark, data: DataDir, selected, conf) -> dict[str, tuple[int, float]]:

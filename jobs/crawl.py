@@ -36,6 +36,9 @@ def build_parser():
 def run(spark, conf, args) -> int:
     """Run the crawl; 0 on success, 2 when there is neither crawldb nor seeds."""
     data = DataDir.at(args.data, conf)
+    # The Python workers start (3 s on a cold session, on both cores) while the driver
+    # and the JVM plan inject and generate.
+    warming = arrow.warm_workers(spark, (*WORKER_MODULES, "jobs.file_rewrite"))
     if args.seeds:
         inject(spark, conf, data, args.seeds)
     elif not crawldb_exists(spark, data) and not inject_pending(spark, conf, data):
@@ -44,9 +47,6 @@ def run(spark, conf, args) -> int:
             file=sys.stderr,
         )
         return 2
-    # The Python workers of the fetch tasks start (3 s of the first round on a cold
-    # session, on both cores) while generate runs in the JVM.
-    warming = arrow.warm_workers(spark, WORKER_MODULES)
     for name in unfinished_segments(data):
         print(f"crawl: finishing segment {name} left unfinished", flush=True)
         finish_segment(spark, conf, data, data.segment(name))

@@ -30,6 +30,7 @@ FILE_COLUMN = "_trawl_file"
 def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
     """Replace the rows of ``rows``'s URLs and add the new ones, in one commit labelled
     ``message``; False (and nothing done) when the table must be merged by Spark."""
+    import pyarrow as pa
     from deltalake import DeltaTable
     from pyspark.sql import functions as F
 
@@ -45,18 +46,34 @@ def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
     kept = current.where(F.col(FILE_COLUMN).isin(touched)).join(keys, "url", "left_anti")
     kept = kept.drop(FILE_COLUMN)
     state = kept.unionByName(rows.select(*kept.columns))
-    files = write_files(spark, path, storage, state, table)
+    files = write_files(spark, path, storage, state, pa.schema(table.schema().to_arrow()))
     commit_rewrite(storage, path, table, touched, files, message)
     return True
 
 
-def write_files(spark, path: str, storage: Storage, state, table) -> tuple[str, list[dict]]:
-    """Write ``state``'s rows as new files of the table (hash-partitioned by URL, as
-    MERGE writes them); the run's id and the rows of the files written (``FILE_DDL``)."""
-    import pyarrow as pa
+def create_with_rows(spark, path: str, storage: Storage, rows, schema, message: str) -> None:
+    """Write ``rows`` as the first version of a new table at ``path`` (Arrow ``schema``:
+    its columns as stored), in one commit labelled ``message``; fails if one is there."""
+    from deltalake import Schema
+    from deltalake.transaction import CommitProperties, create_table_with_add_actions
 
+    run, files = write_files(spark, path, storage, rows, schema)
+    kept = [file for file in files if file["rows"]]
+    create_table_with_add_actions(
+        path,
+        Schema.from_arrow(schema),
+        _add_actions(kept),
+        mode="error",
+        commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
+    )
+    task_files.remove_uncommitted(storage, path, run, {file["file"] for file in kept})
+
+
+def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str, list[dict]]:
+    """Write ``state``'s rows as new files of the table (hash-partitioned by URL, as
+    MERGE writes them; Arrow ``schema``: the table's); the run's id and the rows of the
+    files written (``FILE_DDL``)."""
     run = uuid.uuid4().hex[:12]
-    schema = pa.schema(table.schema().to_arrow())
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
     task = partial(_write_task, storage, path, run, schema, compression)
     written = state.repartition("url").mapInArrow(task, task_files.FILE_DDL).collect()
@@ -114,14 +131,14 @@ def commit_rewrite(storage: Storage, path: str, table, removed, written, message
     """Driver side: one Delta commit of the files ``removed`` (names) gone and the files
     ``written`` (``(run, rows)`` of ``write_files``) added, on the version ``table``
     (delta-rs) was read at; then delete the run's files that were not committed."""
-    from deltalake.transaction import AddAction, CommitProperties, RemoveAction
+    from deltalake.transaction import CommitProperties, RemoveAction
 
     run, files = written
     now = int(time.time() * 1000)
     sizes = _file_sizes(table)
     kept = [file for file in files if file["rows"]]
     actions = [RemoveAction(sizes[name][0], True, now, sizes[name][1]) for name in removed]
-    actions += [AddAction(f["file"], f["bytes"], {}, now, True, _stats(f)) for f in kept]
+    actions += _add_actions(kept)
     if actions:
         table.create_write_transaction(
             actions,
@@ -130,6 +147,14 @@ def commit_rewrite(storage: Storage, path: str, table, removed, written, message
             commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
         )
     task_files.remove_uncommitted(storage, path, run, {file["file"] for file in kept})
+
+
+def _add_actions(files: list[dict]) -> list:
+    """The Delta add actions of the files written (their ``FILE_DDL`` rows)."""
+    from deltalake.transaction import AddAction
+
+    now = int(time.time() * 1000)
+    return [AddAction(f["file"], f["bytes"], {}, now, True, _stats(f)) for f in files]
 
 
 def _file_sizes(table) -> dict[str, tuple[str, int]]:

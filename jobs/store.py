@@ -11,8 +11,9 @@ from __future__ import annotations
 from crawldb.schema import CRAWLDB
 from jobs.common import delta_commit_message, with_millis
 from jobs.delta_files import delta_columns, is_delta_table, read_current
-from jobs.file_rewrite import upsert_rows
+from jobs.file_rewrite import create_with_rows, upsert_rows
 from jobs.layout import DataDir
+from jobs.task_files import stored_schema
 
 
 def crawldb_exists(spark, data: DataDir) -> bool:
@@ -30,8 +31,8 @@ def ensure_crawldb(spark, data: DataDir) -> None:
 def create_crawldb(spark, data: DataDir, rows, message: str) -> None:
     """Write a new crawldb table holding ``rows`` (full crawldb rows) as its first
     version; fails if one exists already."""
-    with delta_commit_message(spark, message):
-        rows.write.format("delta").mode("errorifexists").save(data.crawldb)
+    schema = stored_schema(CRAWLDB)
+    create_with_rows(spark, data.crawldb, data.storage, rows.select(*schema.names), schema, message)
 
 
 def read_crawldb(spark, data: DataDir, millis: bool = False):

@@ -3,12 +3,13 @@
 Serves a local web (``python -m testweb``, its own process) and crawls it ROUNDS rounds
 with ``./submit.sh crawl``, once with the code of BASELINE (a git worktree run on this
 checkout's .venv) and once with this checkout, each against a fresh web, one after the
-other in one run. Two webs by default, both measured in the same run:
+other in one run. Three webs by default, all measured in the same run:
 
 * ``calm``: 20 hosts x 15 pages, fan-out 3, ``fetcher.server.delay=0.2``, 3 rounds
   (the issue's "calm local web");
 * ``wide``: 500 hosts x 20 pages, fan-out 4, delay 0, 3 rounds (many hosts, no
-  politeness wait: the rounds are CPU-bound and fixed cost shows as a share).
+  politeness wait: the rounds are CPU-bound and fixed cost shows as a share);
+* ``scale``: the same at 2,000 hosts (the issue's share target is on 2,000 hosts).
 
 Prints per crawl: wall time; start (the command to the first page request, from the
 web's log); per round its wall time (generate's start to updatedb's end, from the
@@ -50,6 +51,7 @@ STAGES = ("generate", "fetch", "parse", "updatedb")
 WEBS = {
     "calm": {"hosts": 20, "pages": 15, "fanout": 3, "delay": 0.2, "rounds": 3, "subnet": 60},
     "wide": {"hosts": 500, "pages": 20, "fanout": 4, "delay": 0.0, "rounds": 3, "subnet": 62},
+    "scale": {"hosts": 2000, "pages": 20, "fanout": 4, "delay": 0.0, "rounds": 3, "subnet": 64},
 }
 
 

@@ -88,3 +88,22 @@ def test_an_upsert_keeps_the_timestamps_of_the_rows_it_copies(spark, tmp_path):
     for uri in DeltaTable(data.crawldb).file_uris():
         kind = pq.read_schema(uri).field("fetch_time").type
         assert str(kind) == "timestamp[us, tz=UTC]", uri
+
+
+def test_a_crawldb_with_int96_timestamps_reads_and_is_rewritten_as_micros(spark, tmp_path):
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    from jobs.common import session_conf
+
+    data = DataDir.at(tmp_path / "data")
+    urls = [f"http://a.test/{n}" for n in range(4)]
+    with session_conf(spark, {"spark.sql.parquet.outputTimestampType": "INT96"}):
+        _rows(spark, urls).repartition(2).write.format("delta").save(data.crawldb)
+    written = DeltaTable(data.crawldb).file_uris()
+    assert all(pq.ParquetFile(uri).schema.column(5).physical_type == "INT96" for uri in written)
+    old = {r["url"]: r["fetch_time"] for r in read_crawldb(spark, data).collect()}
+    merge_rows(spark, data, _rows(spark, urls[:1], depth=2), "test upsert")
+    assert {r["url"]: r["fetch_time"] for r in read_crawldb(spark, data).collect()} == old
+    for uri in set(DeltaTable(data.crawldb).file_uris()) - set(written):
+        assert pq.ParquetFile(uri).schema.column(5).physical_type == "INT64", uri

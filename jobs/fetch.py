@@ -32,6 +32,7 @@ from jobs.metrics import record
 from jobs.probe_cache import fresh_probes
 from jobs.progress import PROGRESS_KEY, StageProgress
 from jobs.robots_cache import fresh_robots, store_robots
+from jobs.store import read_crawldb
 from jobs.task_parse import TaskParser, commit_parsed, finish_parse
 from lib.fetcher import (
     ORIGIN_FETCHLIST,
@@ -76,7 +77,8 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     generated = segment.summary("generated")
     partitions = generated["partitions"]
     fetchlist = with_partition(fetchlist, partitions)
-    work = with_cached(fetchlist, fresh_robots(spark, data, conf), fresh_probes(spark, data, conf))
+    robots, probed = fresh_robots(spark, data, conf), fresh_probes(spark, data, conf)
+    work = with_cached(fetchlist, robots, probed, fetched_before(spark, data, fetchlist))
     table = segment.table("fetch")
     run = task_files.new_run(segment.storage, *(segment.table(t) for t in SEGMENT_TABLES))
     # Spark parses the schemas' DDL: on the driver, not in the tasks.
@@ -169,12 +171,26 @@ def with_partition(fetchlist, partitions: int):
     return fetchlist.withColumn("partition", F.pmod(F.xxhash64("host"), F.lit(partitions)))
 
 
-def with_cached(fetchlist, robots, probed):
-    """The fetch list plus, with ``url`` NULL, one row per cached robots.txt and one per
-    host whose soft-404 probe answer is still fresh (``probed``) -- for the hosts of the
-    list only, each in its host's ``partition`` -- so that each task finds its hosts'
-    cached facts beside their URLs. The list's own rows are not joined to anything: the
-    cached rows, few and small, are the ones that look up their host's partition."""
+def fetched_before(spark, data: DataDir, fetchlist):
+    """The crawldb's URLs (``known_url``) of the list's hosts that an earlier round
+    fetched and this one does not list: a redirect to one is recorded, not followed."""
+    from pyspark.sql import functions as F
+
+    crawldb = read_crawldb(spark, data).where(F.col("last_fetch_time").isNotNull())
+    known = crawldb.select("host", F.col("url").alias("known_url"))
+    listed = fetchlist.select(F.col("url").alias("known_url"))
+    return known.join(fetchlist.select("host").distinct(), "host", "left_semi").join(
+        listed, "known_url", "left_anti"
+    )
+
+
+def with_cached(fetchlist, robots, probed, known):
+    """The fetch list plus, with ``url`` NULL, one row per cached robots.txt, one per
+    host whose soft-404 probe answer is still fresh (``probed``) and one per URL fetched
+    before (``known``) -- for the hosts of the list only, each in its host's
+    ``partition`` -- so that each task finds its hosts' cached facts beside their URLs.
+    The list's own rows are not joined to anything: the cached rows are the ones that
+    look up their host's partition."""
     from pyspark.sql import functions as F
 
     listed = fetchlist.select(
@@ -192,6 +208,7 @@ def with_cached(fetchlist, robots, probed):
         F.lit(None).cast("int").alias("robots_status"),
         F.lit(None).cast("binary").alias("robots_body"),
         F.lit(None).cast("boolean").alias("probed"),
+        F.lit(None).cast("string").alias("known_url"),
     )
     placed = listed.select("host", "partition").distinct()
     # The cached rows give only their own columns; the union fills the rest with NULL.
@@ -200,7 +217,7 @@ def with_cached(fetchlist, robots, probed):
     if probed is not None:
         hosts = probed.join(placed, "host").select("host", "partition", F.lit(True).alias("probed"))
         listed = listed.unionByName(hosts, allowMissingColumns=True)
-    return listed
+    return listed.unionByName(known.join(placed, "host"), allowMissingColumns=True)
 
 
 def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
@@ -236,10 +253,12 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
 
 def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows):
     """Fetch one partition's work rows (dicts), write its WARC file, yield result rows."""
-    items, cache, probed = [], {}, set()
+    items, cache, probed, known = [], {}, set(), set()
     for row in rows:
         if row["url"] is not None:
             items.append(row)
+        elif row["known_url"] is not None:
+            known.add(row["known_url"])
         elif row["probed"]:
             probed.add(row["host"])
         else:
@@ -254,7 +273,7 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
     warc = WarcFile(name, _warcinfo(conf, segment.name), attempt=attempt, storage=storage)
     path = join(progress_dir(segment.path), f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
-    fetcher = PartitionFetcher(conf, warc, cache, attempt, probed)
+    fetcher = PartitionFetcher(conf, warc, cache, attempt, probed, known)
     try:
         for row in fetcher.run(items):
             if row["origin"] in (ORIGIN_FETCHLIST, ORIGIN_OUTLINK):

@@ -16,7 +16,8 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
   (redirects followed up to 5 hops, each hop a polite request); a disallowed URL is
   never requested;
 - redirects to the same host are followed through the host's queue up to
-  ``http.redirect.max`` hops, never to a URL already fetched this round (loop
+  ``http.redirect.max`` hops, never to a URL already fetched this round or in an
+  earlier one (loop
   detection); other targets are recorded for a later round;
 - with ``fetcher.follow.outlinks.depth`` set, a page's links to its own host are
   queued behind the host's other URLs (``lib.follow``);
@@ -137,9 +138,13 @@ class PartitionFetcher:
         robots_cache: Mapping[str, CachedRobots] | None = None,
         attempt: int = 0,
         probed_hosts: Collection[str] = (),
+        known_urls: Collection[str] = (),
     ):
-        """``probed_hosts``: hosts whose soft-404 probe answer is still cached (not asked)."""
+        """``probed_hosts``: hosts whose soft-404 probe answer is still cached (not asked);
+        ``known_urls``: URLs of the partition's hosts fetched in earlier rounds, which a
+        redirect does not fetch again in this one (the crawldb has them, due when due)."""
         self.conf = conf
+        self.known_urls = known_urls
         self.warc = warc
         self.robots_cache = robots_cache or {}
         self.probed_hosts = probed_hosts
@@ -510,6 +515,7 @@ class PartitionFetcher:
         if key is None:
             return None
         within = host_of(key) == host and task.hops < self.conf["http.redirect.max"]
+        within = within and key not in self.known_urls
         queued_deeper = within and self.tickets.get(key, -1) > task.level
         if queued_deeper:  # a followed link not fetched yet: fetched now, at this level
             del self.tickets[key]

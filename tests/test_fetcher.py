@@ -116,3 +116,23 @@ def test_warc_has_a_response_per_answered_request(fetched):
                 address = url.split("//", 1)[1].split(":", 1)[0]
                 assert record.rec_headers.get_header("WARC-IP-Address") == address
                 assert row["ip"] == address
+
+
+def test_a_redirect_to_a_page_fetched_in_an_earlier_round_is_recorded_not_followed(web):
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "http.agent.url=https://trawl.invalid/test-fetcher-known",
+            "fetcher.allow.private.networks=true",
+            "fetcher.soft404.probe=false",
+        ]
+    )
+    base = web.site.base(2)
+    rows = [{"url": f"{base}/old-page", "host": host_of(base), "depth": 1, "score": 1.0}]
+    known = {f"{base}/page/3"}
+    results = list(PartitionFetcher(conf, None, known_urls=known).run(rows))
+    pages = {r["url"]: r for r in results if r["origin"] in ("fetchlist", "redirect")}
+    assert list(pages) == [f"{base}/old-page"]
+    assert pages[f"{base}/old-page"]["redirect_to"] == f"{base}/page/3"
+    asked = {e["path"] for e in entries_for(web, "https://trawl.invalid/test-fetcher-known")}
+    assert "/old-page" in asked and "/page/3" not in asked

@@ -82,25 +82,10 @@ def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str,
 
 def _write_task(storage: Storage, path: str, run: str, schema, compression: str, batches):
     """Task side: this task's rows (Spark's Arrow batches) to one new file of the table."""
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    index, attempt = context.partitionId(), context.attemptNumber()
-    name = task_files.task_file(path, run, index, attempt, compression)
     bounds = UrlBounds()
-    stored = (bounds.of(_as_table(batch, schema)) for batch in batches)
-    yield from task_files.write_task_file(
-        storage, name, stored, schema, compression, bounds.figures
+    yield from task_files.write_spark_batches(
+        storage, path, run, schema, compression, batches, bounds.figures, bounds.of
     )
-
-
-def _as_table(batch, schema):
-    """A batch of Spark's rows in the table's Arrow ``schema`` (its column order, its
-    field names inside maps, its nullability)."""
-    import pyarrow as pa
-
-    columns = [batch.column(field.name).cast(field.type) for field in schema]
-    return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 class UrlBounds:
@@ -111,8 +96,8 @@ class UrlBounds:
         self.least: str | None = None
         self.greatest: str | None = None
 
-    def of(self, batch):
-        """Take the batch's bounds into account; the batch, unchanged."""
+    def of(self, batch) -> None:
+        """Take the batch's bounds into account."""
         import pyarrow.compute as pc
 
         if batch.num_rows:
@@ -120,7 +105,6 @@ class UrlBounds:
             least, greatest = bounds["min"].as_py(), bounds["max"].as_py()
             self.least = least if self.least is None else min(self.least, least)
             self.greatest = greatest if self.greatest is None else max(self.greatest, greatest)
-        return batch
 
     def figures(self) -> dict:
         """The bounds seen, as a file row's figures."""

@@ -274,24 +274,16 @@ def _fetchlist_task(storage, table: str, run: str, stored, compression: str, bat
     """Task side: this partition's fetch list rows to one file, with its tier counts."""
     from collections import Counter
 
-    import pyarrow as pa
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    path = task_files.task_file(
-        table, run, context.partitionId(), context.attemptNumber(), compression
-    )
     tiers = Counter()
-
-    def as_stored(batch):
-        tiers.update(batch.column("tier").to_pylist())
-        return pa.RecordBatch.from_arrays(
-            [batch.column(f.name).cast(f.type) for f in stored], schema=stored
-        )
-
-    stored_batches = (as_stored(batch) for batch in batches)
-    yield from task_files.write_task_file(
-        storage, path, stored_batches, stored, compression, lambda: dict(tiers)
+    yield from task_files.write_spark_batches(
+        storage,
+        table,
+        run,
+        stored,
+        compression,
+        batches,
+        lambda: dict(tiers),
+        lambda batch: tiers.update(batch.column("tier").to_pylist()),
     )
 
 

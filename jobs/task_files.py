@@ -100,6 +100,34 @@ def write_task_file(
     yield file_row(path, size, rows, figures())
 
 
+def write_spark_batches(
+    storage: Storage,
+    table_path: str,
+    run: str,
+    schema,
+    compression: str,
+    batches: Iterable,
+    figures: Callable[[], dict] = dict,
+    seen: Callable = lambda batch: None,
+) -> Iterator:
+    """Task side of a ``mapInArrow``: Spark's Arrow ``batches`` (cast to the stored
+    ``schema``, ``seen`` shown each) written to this task attempt's file of the table at
+    ``table_path``; yields the file's row (``FILE_DDL``) with ``figures()``."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    path = task_file(table_path, run, context.partitionId(), context.attemptNumber(), compression)
+
+    def as_stored(batch):
+        seen(batch)
+        columns = [batch.column(field.name).cast(field.type) for field in schema]
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+    stored = (as_stored(batch) for batch in batches)
+    yield from write_task_file(storage, path, stored, schema, compression, figures)
+
+
 def file_row(path: str, size: int, rows: int, figures: dict):
     """The record batch of one written file's row (``FILE_DDL``): its table is the name
     of the folder it is in."""

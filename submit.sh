@@ -111,7 +111,7 @@ run_job() {
     esac
   done
   # The Delta jars: resolved by Ivy on the first submit (1.1-1.8 s), which records the jars
-  # it got (jobs/common.py); later submits pass that list and skip the resolution.
+  # it got (engine/session.py); later submits pass that list and skip the resolution.
   local package jar_list
   package="$(delta_package)"
   jar_list="$CACHE/jars/${package//:/_}.txt"
@@ -134,7 +134,7 @@ run_job() {
     # Ship the project's code to the executors; built under a temporary name so that
     # two submits at once never ship a half-written archive.
     mkdir -p "$ROOT/build"
-    (cd "$ROOT" && "$VENV/bin/python" -m zipfile -c "build/trawl-$$.zip" jobs crawldb lib testweb \
+    (cd "$ROOT" && "$VENV/bin/python" -m zipfile -c "build/trawl-$$.zip" jobs engine crawldb lib testweb \
       && mv -f "build/trawl-$$.zip" build/trawl.zip)
     submit+=(--py-files "$ROOT/build/trawl.zip")
   fi

@@ -10,13 +10,12 @@ Every table has one writer, so the API and the Spark jobs never race on a commit
 * ``api/injected``    (Spark, written by generate) job URLs merged into the crawldb
 
 Pending submissions are the submitted URLs of jobs not cancelled that are not in
-``api/injected``; generate injects them before it selects URLs (``jobs.submissions``).
+``api/injected``; generate injects them before it selects URLs (``engine.submissions``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from datetime import UTC, datetime
@@ -25,6 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
+
+from engine.layout import DataDir
 
 TIME = pa.timestamp("us", tz="UTC")
 SCHEMAS = {
@@ -62,11 +63,6 @@ SCHEMAS = {
 CRAWLDB_COLUMNS = ["url", "host", "status", "reason", "last_fetch_time", "title", "segment"]
 
 
-def api_path(root: str, name: str) -> str:
-    """Path of one of the API's tables."""
-    return os.path.join(root, "api", name)
-
-
 def now() -> datetime:
     """The current time, for the tables' timestamps."""
     return datetime.fromtimestamp(time.time(), tz=UTC)
@@ -75,32 +71,30 @@ def now() -> datetime:
 class ApiTables:
     """Reads and appends of the API's tables and reads of the crawl's."""
 
-    def __init__(self, root: str):
-        self.root = root
+    def __init__(self, data: DataDir):
+        self.data = data
         self._lock = threading.Lock()  # one commit at a time from this process
 
     def append(self, name: str, rows: list[dict]) -> None:
         """Append rows to one of the API's tables (created on first use)."""
         table = pa.Table.from_pylist(rows, schema=SCHEMAS[name])
         with self._lock:
-            write_deltalake(api_path(self.root, name), table, mode="append")
+            write_deltalake(self.data.api_table(name), table, mode="append")
 
     def read(self, name: str, filters=None) -> pa.Table:
         """One of the API's tables (empty when it does not exist yet)."""
-        return read_delta(api_path(self.root, name), SCHEMAS[name], filters)
+        return read_delta(self.data.api_table(name), SCHEMAS[name], filters)
 
     def crawldb_rows(self, urls: list[str]) -> dict[str, dict]:
         """The crawldb rows of ``urls``, by URL."""
         if not urls:
             return {}
-        table = read_delta(
-            os.path.join(self.root, "crawldb"), None, pc.field("url").isin(urls), CRAWLDB_COLUMNS
-        )
+        table = read_delta(self.data.crawldb, None, pc.field("url").isin(urls), CRAWLDB_COLUMNS)
         return {row["url"]: row for row in table.to_pylist()}
 
     def crawldb_hosts(self, top: int) -> list[dict]:
         """The ``top`` hosts with most URLs in the crawldb, with fetched pages."""
-        table = read_delta(os.path.join(self.root, "crawldb"), None, None, ["host", "status"])
+        table = read_delta(self.data.crawldb, None, None, ["host", "status"])
         if table.num_rows == 0:
             return []
         fetched = pc.equal(table["status"], "fetched")
@@ -118,7 +112,7 @@ class ApiTables:
 
     def segment_rows(self, segment: str, table: str, urls: list[str], columns: list[str]):
         """Rows of a segment's table for ``urls``, by URL."""
-        path = os.path.join(self.root, "segments", segment, table)
+        path = self.data.segment(segment).table(table)
         rows = read_delta(path, None, pc.field("url").isin(urls), columns).to_pylist()
         return {row["url"]: row for row in rows}
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crawldb import status as st
 from crawldb.schedule import (
     next_fetch_time,
     next_interval,
@@ -30,6 +29,7 @@ from crawldb.schedule import (
     retry_fetch_time,
 )
 from crawldb.schema import CRAWLDB
+from lib import vocabulary as st
 from lib.domains import same_site
 from lib.urls import host_of
 

@@ -50,7 +50,7 @@ CRAWLDB = Table(
         ("url", "STRING"),  # normalized URL: the key, one row per URL, fetched as is
         ("dedup_key", "STRING"),  # aggressive form (sorted query, no www., no slash)
         ("host", "STRING"),
-        ("status", "STRING"),  # crawldb.status names
+        ("status", "STRING"),  # lib.vocabulary names
         ("reason", "STRING"),  # why the status: http_404, robots_denied, timeout ...
         ("fetch_time", "TIMESTAMP"),  # next time the URL is due
         ("last_fetch_time", "TIMESTAMP"),  # when it was last fetched (any outcome)
@@ -102,7 +102,7 @@ FETCH = Table(
     (
         ("url", "STRING"),
         ("host", "STRING"),
-        ("fetch_status", "STRING"),  # crawldb.status fetch outcome names
+        ("fetch_status", "STRING"),  # lib.vocabulary fetch outcome names
         ("reason", "STRING"),
         ("http_status", "INT"),
         ("fetched_at", "TIMESTAMP"),  # start of the request

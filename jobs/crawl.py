@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import sys
 
-from jobs import arrow
-from jobs.common import job_main, job_parser
+from engine import arrow
+from engine.cli import job_main, job_parser
+from engine.layout import STAGES, DataDir, Segment
+from engine.store import crawldb_exists
+from engine.submissions import inject_pending
 from jobs.fetch import WORKER_MODULES, fetch
 from jobs.generate import generate
 from jobs.inject import inject
-from jobs.layout import STAGES, DataDir, Segment
 from jobs.parse import parse
-from jobs.store import crawldb_exists
-from jobs.submissions import inject_pending
 from jobs.updatedb import updatedb
 
 
@@ -38,7 +38,7 @@ def run(spark, conf, args) -> int:
     data = DataDir.at(args.data, conf)
     # The Python workers start (3 s on a cold session, on both cores) while the driver
     # and the JVM plan inject and generate.
-    warming = arrow.warm_workers(spark, (*WORKER_MODULES, "jobs.file_rewrite"))
+    warming = arrow.warm_workers(spark, (*WORKER_MODULES, "engine.file_rewrite"))
     if args.seeds:
         inject(spark, conf, data, args.seeds)
     elif not crawldb_exists(spark, data) and not inject_pending(spark, conf, data):

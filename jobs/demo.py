@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from engine.cli import job_main, job_parser
+from engine.layout import DataDir
+from engine.store import read_crawldb
 from jobs import crawl, readdb
-from jobs.common import job_main, job_parser
-from jobs.layout import DataDir
-from jobs.store import read_crawldb
 from lib.config import Config
 from testweb.server import TestWeb, loopback_hosts
 

@@ -4,7 +4,7 @@ Usage: ``submit.sh fetch --data DIR [--segment NAME]`` (default: the oldest segm
 generated but not fetched). Each Spark task fetches one host-partitioned slice with
 ``lib.fetcher.PartitionFetcher`` and writes one WARC file; results go to the segment's
 ``fetch`` table. With ``fetcher.parse`` (the default) each task also parses its pages
-(``jobs.task_parse``) into the segment's ``parse`` table: the segment is then parsed too.
+(``engine.task_parse``) into the segment's ``parse`` table: the segment is then parsed too.
 """
 
 from __future__ import annotations
@@ -13,43 +13,37 @@ import itertools
 import sys
 from functools import partial
 
-from crawldb import status as st
 from crawldb.schema import FETCH, PARSE, SITEMAPS
-from jobs import arrow, task_files, write_behind
-from jobs.common import (
-    Stopwatch,
-    delta_commit_message,
-    job_main,
-    job_parser,
-    now_ms,
-    progress,
-    session_conf,
-)
-from jobs.delta_files import read_current
-from jobs.fetch_figures import FetchFigures, fetch_summary
-from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
-from jobs.metrics import record
-from jobs.probe_cache import fresh_probes
-from jobs.progress import PROGRESS_KEY, StageProgress
-from jobs.robots_cache import fresh_robots, store_robots
-from jobs.store import read_crawldb
-from jobs.task_parse import TaskParser, commit_parsed, finish_parse
-from lib.fetcher import (
+from engine import arrow, task_files, write_behind
+from engine.cli import job_main, job_parser
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import read_current
+from engine.fetch_figures import FetchFigures, fetch_summary
+from engine.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
+from engine.metrics import record
+from engine.probe_cache import fresh_probes
+from engine.progress import PROGRESS_KEY, StageProgress, progress
+from engine.robots_cache import fresh_robots, store_robots
+from engine.session import session_conf
+from engine.store import read_crawldb
+from engine.task_parse import TaskParser, commit_parsed, finish_parse
+from lib import vocabulary as st
+from lib.clock import Stopwatch, now_ms
+from lib.fetcher import CachedRobots, PartitionFetcher
+from lib.http import user_agent
+from lib.progress import ProgressFile, read_progress
+from lib.storage import basename, join
+from lib.vocabulary import (
     ORIGIN_FETCHLIST,
     ORIGIN_OUTLINK,
     ORIGIN_PROBE,
     ORIGIN_ROBOTS,
     ORIGIN_SITEMAP,
-    CachedRobots,
-    PartitionFetcher,
 )
-from lib.http import user_agent
-from lib.progress import ProgressFile, read_progress
-from lib.storage import basename, join
 from lib.warc import WarcFile
 
-# What the fetch tasks import (``jobs.task_parse`` parses in them: ``fetcher.parse``).
-WORKER_MODULES = ("jobs.fetch", "jobs.task_parse")
+# What the fetch tasks import (``engine.task_parse`` parses in them: ``fetcher.parse``).
+WORKER_MODULES = ("jobs.fetch", "engine.task_parse")
 # The segment's tables the fetch tasks write files of.
 SEGMENT_TABLES = {"fetch": FETCH, "parse": PARSE, "sitemaps": SITEMAPS}
 
@@ -99,7 +93,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     fetched = [row for row in written if row["table"] == "fetch"]
     task_files.commit(segment.storage, table, run, fetched, stored["fetch"], message)
     warming.join()
-    segment.storage.delete(progress_dir(segment.path))
+    segment.storage.delete(segment.progress_dir)
     remove_failed_attempts(segment)
     summary = fetch_summary(fetched, clock.seconds)
     if summary["robots_answers"]:
@@ -130,16 +124,6 @@ def fetch_line(summary: dict) -> None:
     )
 
 
-def cdxj_dir(segment_path: str) -> str:
-    """Folder of the CDXJ indexes of the segment's WARC files, one per file."""
-    return join(segment_path, "cdxj")
-
-
-def progress_dir(segment_path: str) -> str:
-    """Folder of the fetch tasks' progress files (removed when fetch ends)."""
-    return join(segment_path, "_progress")
-
-
 def fetch_progress(segment: Segment, listed: int):
     """``() -> (URLs done, URLs to do, ETA, note)`` from the tasks' progress files: the
     fetch list's URLs and the links followed so far (fetcher.follow.outlinks.depth); the
@@ -147,7 +131,7 @@ def fetch_progress(segment: Segment, listed: int):
     the URLs deferred and the hosts holding the round."""
 
     def figures() -> tuple[int, int, float | None, str]:
-        totals = read_progress(segment.storage, progress_dir(segment.path))
+        totals = read_progress(segment.storage, segment.progress_dir)
         eta = None if totals.eta_at is None else max(totals.eta_at - now_ms() / 1000, 0.0)
         return totals.done, listed + totals.added, eta, totals.note()
 
@@ -221,9 +205,9 @@ def with_cached(fetchlist, robots, probed, known):
 
 
 def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
-    """Spark task (``mapInArrow``, see ``jobs.arrow``): the work rows of one partition
+    """Spark task (``mapInArrow``, see ``engine.arrow``): the work rows of one partition
     in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
-    Parquet file of its own (``jobs.task_files``; ``stored``: the segment tables' Arrow
+    Parquet file of its own (``engine.task_files``; ``stored``: the segment tables' Arrow
     schemas), and so do its parse rows (``fetcher.parse``); each file's name, size and
     row count come out. A partition with no work writes no file."""
     from pyspark import TaskContext
@@ -271,7 +255,7 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
     storage = segment.storage
     name = join(segment.warc_dir, f"trawl-{segment.name}-{index:05d}.warc.gz")
     warc = WarcFile(name, _warcinfo(conf, segment.name), attempt=attempt, storage=storage)
-    path = join(progress_dir(segment.path), f"part-{index:05d}.json")
+    path = join(segment.progress_dir, f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
     fetcher = PartitionFetcher(conf, warc, cache, attempt, probed, known)
     try:
@@ -285,7 +269,7 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
         warc.abort()
         raise
     warc.close()
-    cdxj = join(cdxj_dir(segment.path), f"{basename(name)}.cdxj")
+    cdxj = join(segment.cdxj_dir, f"{basename(name)}.cdxj")
     storage.write_atomic(cdxj, warc.cdxj().encode())
     progress.finish()
 
@@ -349,14 +333,6 @@ def pa_values(values: tuple[str, ...]):
     import pyarrow as pa
 
     return pa.array(values, pa.string())
-
-
-def pages(fetched):
-    """The rows of a fetch table that are pages (robots.txt and sitemap rows left out;
-    soft-404 probes stay, parse needs their fingerprints)."""
-    from pyspark.sql import functions as F
-
-    return fetched.where(~F.col("origin").isin(ORIGIN_ROBOTS, ORIGIN_SITEMAP))
 
 
 def main(argv: list[str] | None = None) -> int:

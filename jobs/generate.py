@@ -18,7 +18,6 @@ import json
 import sys
 from functools import partial, reduce
 
-from crawldb import status as st
 from crawldb.partitioning import (
     assign_partitions,
     host_cost,
@@ -31,14 +30,18 @@ from crawldb.partitioning import (
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
-from jobs import task_files
-from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, now_ms, progress
-from jobs.delta_files import read_current
-from jobs.layout import DataDir
-from jobs.metrics import latest_responses, record
-from jobs.robots_cache import host_pauses
-from jobs.store import read_crawldb, upgrade_crawldb
-from jobs.submissions import inject_pending, without_cancelled
+from engine import task_files
+from engine.cli import job_main, job_parser
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import read_current
+from engine.layout import DataDir
+from engine.metrics import latest_responses, record
+from engine.progress import progress
+from engine.robots_cache import host_pauses
+from engine.store import read_crawldb, upgrade_crawldb
+from engine.submissions import inject_pending, without_cancelled
+from lib import vocabulary as st
+from lib.clock import Stopwatch, now_ms
 from lib.domains import registered_domain
 
 
@@ -138,7 +141,7 @@ def host_cap(conf):
 def select_due(crawldb, conf, now: int, pauses=None):
     """The fetch list rows: due, above the minimum score, not generated already, capped
     per host (or domain), then the best of each priority tier within the budget.
-    ``pauses`` (host, pause) are the hosts' delays (jobs.robots_cache.host_pauses); the
+    ``pauses`` (host, pause) are the hosts' delays (engine.robots_cache.host_pauses); the
     rows keep a ``pause`` column for the partitioning."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -253,7 +256,7 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
 
 def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:
     """Write the segment's fetch list table, a file per partition of ``fetchlist``
-    written by its task (``jobs.task_files``), in one commit labelled ``message``;
+    written by its task (``engine.task_files``), in one commit labelled ``message``;
     returns its URLs by tier, counted by the tasks."""
     from collections import Counter
 

@@ -12,24 +12,19 @@ import sys
 from collections.abc import Iterator
 from functools import partial
 
-from crawldb import status as st
 from crawldb.schema import PARSE, SITEMAPS
-from jobs import arrow
-from jobs.common import (
-    Stopwatch,
-    delta_commit_message,
-    job_main,
-    job_parser,
-    rows_to_df,
-    session_conf,
-    with_timestamps,
-)
-from jobs.delta_files import read_current
-from jobs.fetch import pages
-from jobs.layout import Segment, add_segment_option, run_on_segment
-from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
-from jobs.task_parse import finish_parse, parse_batch, sitemap_entries
-from lib.fetcher import ORIGIN_SITEMAP
+from engine import arrow
+from engine.cli import job_main, job_parser
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import read_current
+from engine.frames import pages, rows_to_df, with_timestamps
+from engine.layout import Segment, add_segment_option, run_on_segment
+from engine.progress import PROGRESS_KEY, StageProgress, spark_tasks
+from engine.session import session_conf
+from engine.task_parse import finish_parse, parse_batch, sitemap_entries
+from lib import vocabulary as st
+from lib.clock import Stopwatch
+from lib.vocabulary import ORIGIN_SITEMAP
 
 
 def build_parser():
@@ -45,7 +40,7 @@ def run(spark, conf, args) -> int:
 
 
 def parse_arrow(conf: dict, schema, batches) -> Iterator:
-    """Spark task (``mapInArrow``, see ``jobs.arrow``): fetch rows in, parse-table rows
+    """Spark task (``mapInArrow``, see ``engine.arrow``): fetch rows in, parse-table rows
     out, a record batch at a time (a batch shares one vectorised SimHash pass)."""
     import pyarrow as pa
 

@@ -14,12 +14,15 @@ from __future__ import annotations
 import sys
 from functools import reduce
 
-from crawldb import status as st
 from crawldb.rank import next_rank
-from jobs.common import Stopwatch, delta_commit_message, job_main, job_parser, progress
-from jobs.layout import DataDir
-from jobs.metrics import record
-from jobs.store import read_crawldb, upgrade_crawldb
+from engine.cli import job_main, job_parser
+from engine.delta_commits import delta_commit_message
+from engine.layout import DataDir
+from engine.metrics import record
+from engine.progress import progress
+from engine.store import read_crawldb, upgrade_crawldb
+from lib import vocabulary as st
+from lib.clock import Stopwatch
 
 
 def build_parser():

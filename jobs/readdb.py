@@ -3,7 +3,7 @@
 Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --dump OUT
 | --url URL)``.
 ``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
-links rejected, freshness (due, overdue, fetched within interval, ages; jobs.freshness),
+links rejected, freshness (due, overdue, fetched within interval, ages; engine.freshness),
 the 10 largest hosts by status, and the crawl round by round (from the metrics table);
 ``--hosts N``: the N hosts with most URLs, with their counts by status;
 ``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--url URL``: one record
@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import sys
 
-from crawldb import status as st
-from jobs.common import job_main, job_parser, now_ms
-from jobs.freshness import freshness
-from jobs.layout import DataDir
-from jobs.metrics import read_metrics
-from jobs.store import read_crawldb
-from lib.urls import normalize
+from engine.cli import job_main, job_parser
+from engine.frames import print_record
+from engine.freshness import freshness
+from engine.layout import DataDir
+from engine.metrics import read_metrics
+from engine.store import read_crawldb
+from lib import vocabulary as st
+from lib.clock import now_ms
 
 
 def build_parser():
@@ -208,18 +209,6 @@ def format_stats(figures: dict) -> str:
 def print_url(crawldb, url: str) -> int:
     """Print one URL's record as JSON; 1 when it is not in the crawldb."""
     return print_record(crawldb, url, "readdb", "the crawldb")
-
-
-def print_record(frame, url: str, job: str, where: str) -> int:
-    """Print the row of ``frame`` whose ``url`` is ``url`` (normalized first) as JSON; 1
-    with a message naming ``where`` when there is none."""
-    key = normalize(url) or url
-    rows = frame.where(frame.url == key).collect()
-    if not rows:
-        print(f"{job}: {key} is not in {where}", file=sys.stderr)
-        return 1
-    print(json.dumps(rows[0].asDict(recursive=True), default=str, indent=2, sort_keys=True))
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

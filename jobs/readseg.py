@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import sys
 
-from jobs.common import job_main, job_parser
-from jobs.layout import STAGES, DataDir, Segment
-from jobs.readdb import print_record
-from lib.fetcher import ORIGIN_ROBOTS
+from engine.cli import job_main, job_parser
+from engine.frames import print_record
+from engine.layout import STAGES, DataDir, Segment
+from lib.vocabulary import ORIGIN_ROBOTS
 
 LISTED = {  # figure shown by --list: (stage, key in its marker)
     "generated": ("generated", "urls"),

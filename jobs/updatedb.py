@@ -3,7 +3,7 @@
 Usage: ``submit.sh updatedb --data DIR [--segment NAME]`` (default: the oldest segment
 parsed but not updated). For every URL the segment touched (fetched, or linked to, or
 the target of a redirect) the crawldb row is recomputed by ``crawldb.merge.update_row``
-and only changed rows are written, in one Delta commit (``jobs.store.merge_rows``).
+and only changed rows are written, in one Delta commit (``engine.store.merge_rows``).
 Running it twice on the same segment changes nothing: the second run finds no changed
 row and makes no commit.
 """
@@ -13,33 +13,26 @@ from __future__ import annotations
 import sys
 from functools import partial
 
-from crawldb import status as st
 from crawldb.merge import site_canonical, update_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
-from crawldb.scoring import outlink_shares
-from jobs import arrow, write_behind
-from jobs.admission import admit
-from jobs.common import (
-    Stopwatch,
-    delta_commit_message,
-    job_main,
-    job_parser,
-    now_ms,
-    progress,
-    with_millis,
-    with_timestamps,
-)
-from jobs.delta_files import read_current
-from jobs.fetch import pages
-from jobs.freshness import freshness
-from jobs.layout import DataDir, Segment, add_segment_option, run_on_segment
-from jobs.metrics import record
-from jobs.probe_cache import soft_404_templates, store_probes
-from jobs.progress import PROGRESS_KEY, StageProgress, spark_tasks
-from jobs.store import merge_rows, read_crawldb
+from engine import arrow, write_behind
+from engine.admission import admit
+from engine.cli import job_main, job_parser
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import read_current
+from engine.frames import pages, with_millis, with_timestamps
+from engine.freshness import freshness
+from engine.layout import DataDir, Segment, add_segment_option, run_on_segment
+from engine.metrics import record
+from engine.probe_cache import soft_404_templates, store_probes
+from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
+from engine.store import merge_rows, read_crawldb
+from lib import vocabulary as st
+from lib.clock import Stopwatch, now_ms
 from lib.domains import same_site
-from lib.fetcher import ORIGIN_PROBE
+from lib.scoring import outlink_shares
 from lib.urls import UrlNormalizer, host_of
+from lib.vocabulary import ORIGIN_PROBE
 
 LINKS_DDL = (
     "url STRING, dedup_key STRING, host STRING, depth INT, score DOUBLE, redirect BOOLEAN,"

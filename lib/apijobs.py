@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.urlfilter import UrlFilter, clean
 
 PRIORITIES = ("high", "medium", "low")

@@ -41,29 +41,34 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawldb import status as st
-from crawldb.scoring import outlink_shares
+from lib import vocabulary as st
 from lib.follow import OutlinkFollower
 from lib.hoststate import HostState, now_utc, parse_retry_after
-from lib.http import REASON_TIME_LIMIT, Exchange, HttpClient
+from lib.http import Exchange, HttpClient
 from lib.politeness import DONE, PoliteScheduler, Wait
-from lib.resolver import REASON_DNS, REASON_PRIVATE, Resolver
+from lib.resolver import Resolver
 from lib.robots import RobotsRules
 from lib.roundtail import HostOutlook, plan_tail
+from lib.scoring import outlink_shares
 from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
 from lib.urls import host_of, resolve, scheme_of
+from lib.vocabulary import (
+    ORIGIN_FETCHLIST,
+    ORIGIN_OUTLINK,
+    ORIGIN_PROBE,
+    ORIGIN_REDIRECT,
+    ORIGIN_ROBOTS,
+    ORIGIN_SITEMAP,
+    REASON_CIRCUIT,
+    REASON_DNS,
+    REASON_PRIVATE,
+    REASON_TIME_LIMIT,
+)
 from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
-ORIGIN_FETCHLIST = "fetchlist"  # a URL of the fetch list (others: what fetching it added)
-ORIGIN_ROBOTS = "robots"
-ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
-ORIGIN_SITEMAP = "sitemap"  # named by robots.txt (else /sitemap.xml), or by a sitemap index
-ORIGIN_REDIRECT = "redirect"  # the target of a redirect, followed in the round
-ORIGIN_OUTLINK = "outlink"  # a link followed in the round (fetcher.follow.outlinks.depth)
 _FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
-REASON_CIRCUIT = "host_circuit_open"
 # Longest wait for the network when no host is due: a bound, not a poll the rules rely
 # on (a request ending wakes the loop at once). Unit: seconds.
 IDLE_WAIT = 1.0

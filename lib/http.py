@@ -49,14 +49,12 @@ import brotli
 import certifi
 import pycurl
 
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.curl_loop import CurlLoop
-from lib.resolver import REASON_DNS, REASON_PRIVATE, AddressRefused, Resolver, refusal
+from lib.resolver import AddressRefused, Resolver, refusal
+from lib.vocabulary import REASON_DNS, REASON_MALFORMED, REASON_PRIVATE, REASON_TLS
 
 MAX_KEPT_CONNECTIONS = 4096
-REASON_TLS = "tls_error"
-REASON_MALFORMED = "malformed_response"
-REASON_TIME_LIMIT = "time_limit"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # How often requests waiting for a host name lookup are looked at. Unit: seconds.
 LOOKUP_POLL = 0.005

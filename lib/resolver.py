@@ -15,8 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-REASON_PRIVATE = "private_address"
-REASON_DNS = "dns_error"
+from lib.vocabulary import REASON_DNS, REASON_PRIVATE
 
 
 class AddressRefused(Exception):

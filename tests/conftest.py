@@ -61,7 +61,7 @@ def conf():
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession with Delta Lake for the whole run (it takes ~10 s to start)."""
-    from jobs.common import build_spark
+    from engine.session import build_spark
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session_conf = load_config(
@@ -124,8 +124,8 @@ def crawled(spark, web, tmp_path_factory):
     """Three crawl rounds over the test web: the data directory, crawldb rows, request log."""
     from weblog import entries_for
 
+    from engine.layout import DataDir
     from jobs import crawl
-    from jobs.layout import DataDir
 
     root = tmp_path_factory.mktemp("crawl")
     seeds = root / "seeds.txt"

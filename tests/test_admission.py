@@ -4,8 +4,8 @@ import pytest
 
 from crawldb.merge import new_row
 from crawldb.schema import CRAWLDB
-from jobs.admission import admit
-from jobs.common import python_df
+from engine.admission import admit
+from engine.frames import python_df
 from jobs.updatedb import LINKS_DDL
 from lib.config import load_config
 

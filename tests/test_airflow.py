@@ -13,7 +13,7 @@ from conftest import ROOT
 from crawlruns import AGENT, seeds_file, web_crawl_args
 from weblog import entries_for, host_delays, politeness_violations
 
-from crawldb import status as st
+from lib import vocabulary as st
 
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.airflow]
 

@@ -5,9 +5,9 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
-from api.app import RateLimiter, owner_of
+from api.auth import RateLimiter, owner_of
 from api.callbacks import CallbackSender
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.apijobs import clean_urls, job_status, retry_delay, url_state
 from lib.config import load_config
 from lib.urlfilter import UrlFilter

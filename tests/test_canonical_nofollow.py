@@ -10,9 +10,9 @@ import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
 
-from crawldb import status as st
+from engine.layout import DataDir
 from jobs import crawl, dedup
-from jobs.layout import DataDir
+from lib import vocabulary as st
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 AGENT_URL = "https://trawl.invalid/test-canonical"

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.cluster]
 
 def fetch_task_executors(event_dir) -> set[str]:
     """Executors that ran tasks of the Spark jobs writing fetch tables (described
-    ``trawl fetch segment=...`` by jobs.common.delta_commit_message)."""
+    ``trawl fetch segment=...`` by engine.delta_commits.delta_commit_message)."""
     stages, executors = set(), set()
     for log in event_dir.rglob("events_*"):
         for line in log.read_text().splitlines():

@@ -10,9 +10,9 @@ that distinct pages stay farther apart (no false positive). The Spark test uses 
 import pytest
 from conftest import TEST_SERVER_DELAY
 
-from crawldb import status as st
+from engine.layout import DataDir
 from jobs import crawl, dedup
-from jobs.layout import DataDir
+from lib import vocabulary as st
 from lib.config import load_config
 from lib.fingerprint import hamming64
 from lib.parse import parse_page

@@ -12,10 +12,10 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from weblog import entries_for, politeness_violations, warc_page_responses
 
+from engine.layout import DataDir
 from jobs.fetch import fetch
 from jobs.generate import generate
 from jobs.inject import inject
-from jobs.layout import DataDir
 from lib.config import load_config
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]

@@ -5,7 +5,7 @@ from conftest import TEST_SERVER_DELAY
 from warcio.archiveiterator import ArchiveIterator
 from weblog import by_host, entries_for, host_delays, politeness_violations
 
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.config import load_config
 from lib.fetcher import PartitionFetcher
 from lib.urls import host_of

@@ -9,11 +9,11 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from weblog import by_host, entries_for, politeness_violations
 
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.config import load_config
 from lib.fetcher import PartitionFetcher
-from lib.http import REASON_TIME_LIMIT
 from lib.urls import host_of
+from lib.vocabulary import REASON_TIME_LIMIT
 
 pytestmark = pytest.mark.web
 _tags = itertools.count()

@@ -12,10 +12,10 @@ from weblog import (
     warc_page_responses,
 )
 
-from crawldb import status as st
+from engine.layout import DataDir
+from engine.store import crawldb_version
 from jobs import crawl, updatedb
-from jobs.layout import DataDir
-from jobs.store import crawldb_version
+from lib import vocabulary as st
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 AGENT_URL = "https://trawl.invalid/test-follow"

@@ -8,11 +8,11 @@ from pyspark.sql import functions as F
 from crawldb.merge import new_row
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
 from crawldb.schema import CRAWLDB, ROBOTS
-from jobs.common import rows_to_df, with_timestamps
+from engine.frames import rows_to_df, with_timestamps
+from engine.layout import DataDir
+from engine.robots_cache import host_pauses
+from engine.store import ensure_crawldb, merge_rows
 from jobs.generate import generate, select_due
-from jobs.layout import DataDir
-from jobs.robots_cache import host_pauses
-from jobs.store import ensure_crawldb, merge_rows
 from lib.config import load_config
 
 pytestmark = pytest.mark.spark

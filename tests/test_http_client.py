@@ -10,10 +10,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import trustme
 
-from crawldb import status as st
+from lib import vocabulary as st
 from lib.config import load_config
-from lib.http import REASON_TLS, HttpClient, parse_head
+from lib.http import HttpClient, parse_head
 from lib.resolver import Resolver
+from lib.vocabulary import REASON_TLS
 
 pytestmark = pytest.mark.web
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from crawldb import status as st
 from crawldb.merge import apply_fetch, merge_inject, new_row, site_canonical, update_row
 from crawldb.schedule import MS_PER_DAY
+from lib import vocabulary as st
 from lib.config import load_config
 
 CONF = load_config()

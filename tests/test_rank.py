@@ -8,14 +8,14 @@ method than the power iteration under test.
 import numpy as np
 import pytest
 
-from crawldb import status as st
 from crawldb.merge import new_row
 from crawldb.rank import pagerank
 from crawldb.schema import CRAWLDB, PARSE
+from engine.frames import rows_to_df
+from engine.layout import DataDir
+from engine.store import ensure_crawldb, merge_rows
 from jobs import rank
-from jobs.common import rows_to_df
-from jobs.layout import DataDir
-from jobs.store import ensure_crawldb, merge_rows
+from lib import vocabulary as st
 from lib.config import load_config
 
 NODES = ["a", "b", "c", "d", "e", "f"]

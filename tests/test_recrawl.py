@@ -13,10 +13,10 @@ from crawlruns import web_crawl_args
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for
 
-from crawldb import status as st
+from engine.freshness import freshness
+from engine.layout import DataDir
 from jobs import crawl
-from jobs.freshness import freshness
-from jobs.layout import DataDir
+from lib import vocabulary as st
 from lib.warc import REVISIT_NOT_MODIFIED
 from testweb.site import FRESH_PAGES, fresh_changes
 

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from crawldb import status as st
+from engine.metrics import read_metrics
 from jobs import readdb, readseg
-from jobs.metrics import read_metrics
+from lib import vocabulary as st
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 

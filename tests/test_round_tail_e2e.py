@@ -11,7 +11,7 @@ import re
 import pytest
 from weblog import by_host, disallowed_requests, entries_for, politeness_violations
 
-from crawldb import status as st
+from lib import vocabulary as st
 from testweb.server import TestWeb, loopback_hosts
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
@@ -36,8 +36,8 @@ def tail_web(tmp_path_factory):
 def tail_crawl(spark, tail_web, tmp_path_factory):
     """Three rounds over the web: data dir, the crawl's output, its requests, fetch rows
     and metrics rows of each round (oldest first)."""
+    from engine.layout import DataDir
     from jobs import crawl
-    from jobs.layout import DataDir
 
     root = tmp_path_factory.mktemp("tailcrawl")
     seeds = root / "seeds.txt"

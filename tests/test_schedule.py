@@ -3,9 +3,9 @@ kept per URL (crawldb/schedule.py, crawldb/merge.py)."""
 
 import pytest
 
-from crawldb import status as st
 from crawldb.merge import apply_fetch, merge_links, new_row
 from crawldb.schedule import change_band, next_interval
+from lib import vocabulary as st
 from lib.config import load_config
 
 CONF = load_config()

@@ -13,9 +13,9 @@ import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
 
-from crawldb import status as st
+from engine.layout import DataDir
 from jobs import crawl
-from jobs.layout import DataDir
+from lib import vocabulary as st
 from testweb.site import HIDDEN_PAGES
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]

@@ -11,8 +11,8 @@ import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
 
-from crawldb import status as st
 from jobs import crawl
+from lib import vocabulary as st
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 AGENT_URL = "https://trawl.invalid/test-soft404"

@@ -1,4 +1,4 @@
-"""The Spark session Trawl builds (jobs.common.build_spark) with conf/trawl-default.toml's
+"""The Spark session Trawl builds (engine.session.build_spark) with conf/trawl-default.toml's
 Spark keys in force."""
 
 from lib.config import load_config

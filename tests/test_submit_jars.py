@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from jobs.common import cache_dir
+from engine.session import cache_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,10 +11,10 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from weblog import entries_for
 
-from crawldb import status as st
+from engine.layout import DataDir
 from jobs import crawl, readdb
-from jobs.layout import DataDir
 from jobs.updatedb import remove_opted_out
+from lib import vocabulary as st
 from lib.urls import normalize
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]

@@ -5,7 +5,7 @@
     DIR/crawldb/                      Delta table, one row per normalized URL
     DIR/robots/                       Delta table, the robots.txt cache, one row per host
     DIR/soft404/                      Delta table, the soft-404 probe answers, one per host
-    DIR/metrics/                      Delta table, one row per job run (jobs.metrics)
+    DIR/metrics/                      Delta table, one row per job run (engine.metrics)
     DIR/segments/<segment>/fetchlist  Delta table written by generate
     DIR/segments/<segment>/fetch      Delta table written by fetch
     DIR/segments/<segment>/parse      Delta table written by parse
@@ -31,6 +31,13 @@ from lib.config import Config, load_config
 from lib.storage import Storage, absolute, basename, join, storage_for
 
 STAGES = ("generated", "fetched", "parsed", "updated")
+LOCK_NAME = "_lock"
+
+
+def metrics_path(root: str) -> str:
+    """Path of the metrics table of the data directory at ``root`` (executors have the
+    root, not the DataDir)."""
+    return join(root, "metrics")
 
 
 def storage_of(root: str, conf) -> Storage:
@@ -72,6 +79,20 @@ class DataDir:
     def segments(self) -> str:
         """Folder of all segments."""
         return join(self.root, "segments")
+
+    @property
+    def metrics(self) -> str:
+        """Path of the metrics Delta table, one row per job run."""
+        return metrics_path(self.root)
+
+    @property
+    def lock(self) -> str:
+        """Path of the lock file a writing job holds (engine.lock)."""
+        return join(self.root, LOCK_NAME)
+
+    def api_table(self, name: str) -> str:
+        """Path of one of the crawl-job API's Delta tables (submissions, cancelled, ...)."""
+        return join(self.root, "api", name)
 
     def path(self, name: str) -> str:
         """Path of a file or folder directly in the data directory."""
@@ -128,6 +149,16 @@ class Segment:
     def warc_dir(self) -> str:
         """Folder of the segment's WARC files."""
         return join(self.path, "warc")
+
+    @property
+    def cdxj_dir(self) -> str:
+        """Folder of the CDXJ indexes of the segment's WARC files, one per file."""
+        return join(self.path, "cdxj")
+
+    @property
+    def progress_dir(self) -> str:
+        """Folder of the fetch tasks' progress files (removed when fetch ends)."""
+        return join(self.path, "_progress")
 
     def warc_files(self) -> list[str]:
         """Paths of the segment's finished WARC files."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 from functools import cache
 
 from crawldb.schema import Table
-from jobs import task_files, write_behind
-from jobs.common import now_ms
-from jobs.delta_files import is_delta_table
-from lib.storage import join
+from engine import task_files, write_behind
+from engine.delta_files import is_delta_table
+from engine.layout import metrics_path
+from lib.clock import now_ms
 
 # Timed answers of a host in the latest fetch before generate plans by its median. Unit: count.
 PACE_ANSWERS = 3
@@ -43,11 +43,6 @@ METRICS = Table(
 )
 
 
-def metrics_path(root: str) -> str:
-    """Path of the metrics table of the data directory at ``root``."""
-    return join(root, "metrics")
-
-
 def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
     """Numeric figures of a (nested) summary as ``{"a.b": value}``; booleans as 0/1, text
     and lists left out."""
@@ -65,7 +60,7 @@ def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
 
 def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts=None) -> None:
     """Append one job run's figures to the metrics table, in the background
-    (``jobs.write_behind``). ``hosts``: None, or ``hosts()``, the per-host rows
+    (``engine.write_behind``). ``hosts``: None, or ``hosts()``, the per-host rows
     (``HOST_STATS_TYPE`` as dicts), called in the background."""
     seconds = float(summary.get("seconds") or 0.0)
     fields = (job, segment, now_ms(), seconds, flatten(summary))

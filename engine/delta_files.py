@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from jobs.common import session_conf
+from engine.session import session_conf
 
 
 def read_current(spark, path: str):

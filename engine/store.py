@@ -9,11 +9,12 @@ the job and segment.
 from __future__ import annotations
 
 from crawldb.schema import CRAWLDB
-from jobs.common import delta_commit_message, with_millis
-from jobs.delta_files import delta_columns, is_delta_table, read_current
-from jobs.file_rewrite import create_with_rows, upsert_rows
-from jobs.layout import DataDir
-from jobs.task_files import stored_schema
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import delta_columns, is_delta_table, read_current
+from engine.file_rewrite import create_with_rows, upsert_rows
+from engine.frames import with_millis
+from engine.layout import DataDir
+from engine.task_files import stored_schema
 
 
 def crawldb_exists(spark, data: DataDir) -> bool:
@@ -71,7 +72,7 @@ def upgrade_crawldb(spark, data: DataDir) -> list[str]:
 
 def merge_rows(spark, data: DataDir, rows, message: str) -> None:
     """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit: by
-    rewriting the files that hold the URLs (``jobs.file_rewrite``), or by Spark's MERGE
+    rewriting the files that hold the URLs (``engine.file_rewrite``), or by Spark's MERGE
     for a table that cannot be rewritten so."""
     from delta.tables import DeltaTable
 

@@ -16,10 +16,7 @@ import os
 import socket
 import time
 
-from jobs.layout import DataDir
-from lib.storage import join
-
-LOCK_NAME = "_lock"
+from engine.layout import DataDir
 
 
 class LockedError(RuntimeError):
@@ -32,7 +29,7 @@ class DataDirLock:
     def __init__(self, data: DataDir, job: str):
         self.storage = data.storage
         self.root = data.root
-        self.path = join(data.root, LOCK_NAME)
+        self.path = data.lock
         self.job = job
         self.taken_over: dict | None = None
 

@@ -12,17 +12,18 @@ changes nothing.
 
 from __future__ import annotations
 
-from crawldb import status as st
-from jobs.common import delta_commit_message, progress
-from jobs.delta_files import is_delta_table
-from jobs.inject import merge_seeds
-from jobs.layout import DataDir
+from engine.delta_commits import delta_commit_message
+from engine.delta_files import is_delta_table
+from engine.layout import DataDir
+from engine.progress import progress
+from engine.seeds import merge_seeds
+from lib import vocabulary as st
 from lib.seeds import Seed
 
 
 def _table(spark, data: DataDir, name: str):
 
-    path = data.path(f"api/{name}")
+    path = data.api_table(name)
     if not is_delta_table(path):
         return None
     return spark.read.format("delta").load(path)
@@ -53,7 +54,7 @@ def inject_pending(spark, conf, data: DataDir) -> int:
     with delta_commit_message(spark, "trawl api injected"):
         pending.select("job_id", "url", F.current_timestamp().alias("injected")).write.format(
             "delta"
-        ).mode("append").save(data.path("api/injected"))
+        ).mode("append").save(data.api_table("injected"))
     pending.unpersist()
     progress("inject", [("submitted urls", count)])
     return count

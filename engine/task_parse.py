@@ -25,16 +25,17 @@ import threading
 from collections.abc import Iterator
 from functools import partial
 
-from crawldb import status as st
-from jobs import arrow, task_files
-from jobs.common import Stopwatch, progress
-from jobs.layout import Segment
-from jobs.metrics import record
-from lib.fetcher import ORIGIN_ROBOTS, ORIGIN_SITEMAP
+from engine import arrow, task_files
+from engine.layout import Segment
+from engine.metrics import record
+from engine.progress import progress
+from lib import vocabulary as st
+from lib.clock import Stopwatch
 from lib.parquet_file import write_parquet
 from lib.parse import parse_pages
 from lib.sitemaps import parse_sitemap
 from lib.urlfilter import UrlFilter, clean
+from lib.vocabulary import ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 QUEUED_PAGES = 64  # pages fetched and not yet parsed, at most
 _END = object()  # the fetch is over

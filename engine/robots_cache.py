@@ -9,12 +9,13 @@ kept, so that it is asked again next round). RFC 9309 asks for no more than 24 h
 from __future__ import annotations
 
 from crawldb.schema import ROBOTS
-from jobs import write_behind
-from jobs.common import now_ms, upsert_by_host
-from jobs.delta_files import is_delta_table, read_current
-from jobs.layout import DataDir
-from lib.fetcher import ORIGIN_ROBOTS
+from engine import write_behind
+from engine.delta_commits import upsert_by_host
+from engine.delta_files import is_delta_table, read_current
+from engine.layout import DataDir
+from lib.clock import now_ms
 from lib.robots import RobotsRules
+from lib.vocabulary import ORIGIN_ROBOTS
 
 
 def fresh_robots(spark, data: DataDir, conf, hosts=None):

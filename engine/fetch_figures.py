@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from crawldb import status as st
 from crawldb.partitioning import skew
-from lib.fetcher import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
+from lib import vocabulary as st
+from lib.vocabulary import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 # The counts _count_group adds up, all present in a summary (0 when nothing counted).
 SUMMARY_COUNTS = (

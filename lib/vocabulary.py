@@ -1,4 +1,5 @@
-"""The crawl vocabulary: crawldb statuses, fetch outcomes and the reasons beside them.
+"""The crawl vocabulary every layer shares: crawldb statuses, fetch outcomes, the reasons
+beside them and the origins of fetch rows.
 
 Statuses are Nutch's CrawlDatum statuses in lower case, stored as readable names. A
 crawldb row's ``reason`` column says why it has its status (``http_404``,
@@ -7,7 +8,7 @@ crawldb row's ``reason`` column says why it has its status (``http_404``,
 
 from __future__ import annotations
 
-# ---- crawldb statuses (column crawldb.status)
+# ---- crawldb statuses (column lib.vocabulary)
 UNFETCHED = "unfetched"  # known, never fetched successfully yet
 FETCHED = "fetched"  # fetched successfully; content hash and fingerprints are set
 GONE = "gone"  # permanent failure: 4xx, robots denied, too many retries
@@ -52,6 +53,20 @@ REASON_CRAWL_DELAY = "crawl_delay_too_long"
 REASON_DEFERRED = "deferred"
 REASON_RETRIES_EXHAUSTED = "retries_exhausted"
 REASON_EXCEPTION = "exception"
+REASON_TLS = "tls_error"
+REASON_MALFORMED = "malformed_response"
+REASON_TIME_LIMIT = "time_limit"  # the fetch's time limit ended it (fetcher.timelimit.mins)
+REASON_PRIVATE = "private_address"  # the host resolved to an address Trawl may not ask
+REASON_DNS = "dns_error"
+REASON_CIRCUIT = "host_circuit_open"  # the host failed too often this round
+
+# ---- origins (column fetch.origin): why a row of the fetch table was requested
+ORIGIN_FETCHLIST = "fetchlist"  # a URL of the fetch list (others: what fetching it added)
+ORIGIN_ROBOTS = "robots"
+ORIGIN_PROBE = "probe"  # a made-up path, to learn the host's answer for missing pages
+ORIGIN_SITEMAP = "sitemap"  # named by robots.txt (else /sitemap.xml), or by a sitemap index
+ORIGIN_REDIRECT = "redirect"  # the target of a redirect, followed in the round
+ORIGIN_OUTLINK = "outlink"  # a link followed in the round (fetcher.follow.outlinks.depth)
 
 
 def http_reason(code: int) -> str:

@@ -13,7 +13,7 @@ them for now.
 
 from __future__ import annotations
 
-from crawldb import status as st
+from lib import vocabulary as st
 
 AGE_BUCKETS = ((1, "<1"), (7, "1-7"), (30, "7-30"), (90, "30-90"))  # upper bound in days
 OLDEST = ">=90"

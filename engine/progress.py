@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from lib.progress import progress_line
 
@@ -65,3 +65,9 @@ def spark_tasks(spark) -> Callable[[], tuple[int, int]]:
         return done, total
 
     return read
+
+
+def progress(stage: str, fields: Iterable[tuple[str, object]]) -> None:
+    """Print one progress line: ``stage: key value, key value``."""
+    text = ", ".join(f"{value} {key}" for key, value in fields)
+    print(f"{stage}: {text}", flush=True)

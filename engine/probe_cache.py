@@ -11,11 +11,12 @@ template from the segment when the segment probed it, else from this cache.
 from __future__ import annotations
 
 from crawldb.schema import SOFT404
-from jobs import write_behind
-from jobs.common import now_ms, upsert_by_host
-from jobs.delta_files import is_delta_table, read_current
-from jobs.layout import DataDir, Segment
-from lib.fetcher import ORIGIN_PROBE
+from engine import write_behind
+from engine.delta_commits import upsert_by_host
+from engine.delta_files import is_delta_table, read_current
+from engine.layout import DataDir, Segment
+from lib.clock import now_ms
+from lib.vocabulary import ORIGIN_PROBE
 
 
 def fresh_probes(spark, data: DataDir, conf):

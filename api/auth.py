@@ -1,0 +1,69 @@
+"""Who calls: the bearer key of ``api.keys`` behind a call, and its rate limit."""
+
+import hashlib
+import secrets
+import threading
+import time
+from collections import defaultdict, deque
+from typing import Annotated
+
+from fastapi import Depends, HTTPException
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.state import ApiState, api_state
+
+
+class RateLimiter:
+    """At most ``limit`` calls per key in any 60 s window."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.calls: dict[str, deque] = defaultdict(deque)
+        self.lock = threading.Lock()
+
+    def wait_time(self, owner: str) -> float:
+        """0 when the call may go, else the seconds until it may."""
+        moment = time.monotonic()
+        with self.lock:
+            calls = self.calls[owner]
+            while calls and moment - calls[0] >= 60:
+                calls.popleft()
+            if len(calls) >= self.limit:
+                return 60 - (moment - calls[0])
+            calls.append(moment)
+            return 0.0
+
+
+def owner_of(key: str) -> str:
+    """The owner id stored with a job: a hash of the key, never the key itself."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+bearer = HTTPBearer(auto_error=False)
+
+
+def caller(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    state: Annotated[ApiState, Depends(api_state)],
+) -> str:
+    """The owner id of the calling key; 401 without a known key, 429 over the rate."""
+    key = credentials.credentials if credentials else ""
+    owner = owner_of(key)
+    keys = state.keys
+    if not key or owner not in keys or not secrets.compare_digest(keys[owner], key):
+        raise HTTPException(
+            401,
+            "an API key is required: Authorization: Bearer <key>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    wait = state.limiter.wait_time(owner)
+    if wait:
+        raise HTTPException(
+            429,
+            f"over {state.limiter.limit} calls a minute",
+            headers={"Retry-After": str(int(wait) + 1)},
+        )
+    return owner
+
+
+Caller = Annotated[str, Depends(caller)]

@@ -1,0 +1,98 @@
+"""A job's command line and its run: options shared by every job, the data directory's
+lock, exit codes.
+
+Every job module has ``main(argv) -> int`` (argparse; builds the session; calls
+``run(spark, conf, args)``) so that ``spark-submit jobs/<name>.py --help`` works. The
+shared options are ``--data DIR``, ``--conf KEY=VALUE`` (repeatable), ``--conf-file FILE``
+(repeatable) and ``--master URL``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable
+
+from engine import write_behind
+from engine.layout import DataDir
+from engine.lock import DataDirLock, LockedError
+from engine.session import build_spark
+from lib.config import Config, ConfigError, load_config
+
+
+def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
+    """An argument parser with the options shared by all jobs."""
+    parser = argparse.ArgumentParser(prog=f"submit.sh {name}", description=description)
+    parser.add_argument("--data", required=True, help="data directory (crawldb, segments)")
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one configuration key (repeatable)",
+    )
+    parser.add_argument(
+        "--conf-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="site configuration file, TOML, same keys as conf/trawl-default.toml",
+    )
+    parser.add_argument(
+        "--master", default=None, help="Spark master URL (default: local[*], or spark-submit's)"
+    )
+    return parser
+
+
+READ_ONLY_JOBS = {"readdb", "readseg"}  # every other job writes, and holds DIR/_lock (engine.lock)
+
+EXIT_LOCKED = 3  # another live job holds the data directory
+
+# The job raised: distinct from 1, which generate returns when nothing is due (as in
+# Nutch, whose jobs return -1 on failure), so that a scheduler can tell them apart.
+EXIT_FAILED = 255
+
+
+def job_main(
+    name: str,
+    parser: argparse.ArgumentParser,
+    run: Callable,
+    argv: list[str] | None,
+) -> int:
+    """Parse arguments, load the configuration, build the session, run the job."""
+    args = parser.parse_args(argv)
+    try:
+        conf = load_config(args.conf_file, args.conf)
+    except ConfigError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    if name in READ_ONLY_JOBS:
+        return _run(name, conf, args, run)
+    try:
+        with DataDirLock(DataDir.at(args.data, conf), name):
+            return _run(name, conf, args, run)
+    except LockedError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+
+
+def _run(name: str, conf: Config, args, run: Callable) -> int:
+    try:
+        spark = build_spark(name, conf, args.master)
+        result = run(spark, conf, args)
+        write_behind.wait()
+    except Exception:
+        traceback.print_exc()
+        _wait_for_side_writes()
+        print(f"{name}: failed (exit code {EXIT_FAILED})", file=sys.stderr)
+        return EXIT_FAILED
+    return result if isinstance(result, int) else 0
+
+
+def _wait_for_side_writes() -> None:
+    """After a failure: let the side writes end before the lock is released."""
+    try:
+        write_behind.wait()
+    except Exception:
+        traceback.print_exc()

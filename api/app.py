@@ -20,7 +20,7 @@ from api.routes import crawl, stats
 from api.state import ApiState
 from api.tables import ApiTables
 from engine.layout import DataDir
-from lib.urlfilter import UrlFilter
+from lib.url.filter import UrlFilter
 
 
 def create_app(root: str, conf) -> FastAPI:

@@ -1,7 +1,7 @@
 """Callbacks: when every URL of a job is final, its ``callback_url`` gets one POST of the
 job's status (JSON), retried with doubling delays up to ``api.callback.max.attempts``.
 
-The target must pass the fetcher's address rules (``lib.resolver``: no loopback, private,
+The target must pass the fetcher's address rules (``lib.fetching.resolver``: no loopback, private,
 link-local ... unless ``fetcher.allow.private.networks``), so that the API cannot be
 turned against the network it runs in. As in the fetcher, the rule is checked on the
 address the socket connects to, so a name that resolves to an allowed address when
@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 from urllib3.exceptions import HTTPError
 
 from lib.apijobs import retry_delay
-from lib.guarded_pool import guarded_pool_manager
-from lib.http import DEFAULT_PORTS, user_agent
-from lib.resolver import AddressRefused, Resolver
+from lib.fetching.guarded_pool import guarded_pool_manager
+from lib.fetching.http import DEFAULT_PORTS, user_agent
+from lib.fetching.resolver import AddressRefused, Resolver
 
 CALLBACK_HOSTS_KEPT = 16  # callback hosts whose keep-alive connection is kept
 

@@ -6,7 +6,7 @@ from typing import Any
 from fastapi import Request
 
 from api.tables import ApiTables
-from lib.urlfilter import UrlFilter
+from lib.url.filter import UrlFilter
 
 
 @dataclass

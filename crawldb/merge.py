@@ -30,8 +30,8 @@ from crawldb.schedule import (
 )
 from crawldb.schema import CRAWLDB
 from lib import vocabulary as st
-from lib.domains import same_site
-from lib.urls import host_of
+from lib.url.domains import same_site
+from lib.url.normalize import host_of
 
 Row = dict[str, Any]
 

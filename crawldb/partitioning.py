@@ -16,8 +16,8 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
-from lib.hoststate import HostState
-from lib.roundtail import BULK_SHARE, HostOutlook, round_budget, time_to_start
+from lib.fetching.hoststate import HostState
+from lib.fetching.roundtail import BULK_SHARE, HostOutlook, round_budget, time_to_start
 
 MIN_URL_COST = 0.01  # seconds: a URL costs its transfer even with no delay at all
 
@@ -77,7 +77,7 @@ def urls_within(pause_s, time_limit_mins: float, floor=math.floor, greatest=max)
 
 def host_pace(pause_s: float, response_s: float | None, conf: Mapping) -> float:
     """Seconds a host takes per URL: the pause the fetcher's own rule gives it
-    (``lib.hoststate``: at least ``pause_s``, longer for a host whose usual answer is
+    (``lib.fetching.hoststate``: at least ``pause_s``, longer for a host whose usual answer is
     slow) plus the answer itself."""
     state = HostState(conf)
     state.base_delay, state.response_time = pause_s, response_s  # server and Crawl-delay
@@ -86,7 +86,7 @@ def host_pace(pause_s: float, response_s: float | None, conf: Mapping) -> float:
 
 def round_shares(hosts: Mapping[str, tuple[int, float]], conf: Mapping) -> dict[str, int]:
     """For a round of ``hosts`` (host -> (URLs, pace in seconds)), the most URLs of each
-    host that fit the round's budget (``lib.roundtail``: 1.5 x the time by which 95% of
+    host that fit the round's budget (``lib.fetching.roundtail``: 1.5 x the time by which 95% of
     the round's URLs start, + 6 s by default), for the hosts whose queue would not fit:
     they finish with the rest and spread the remainder over the next rounds."""
     outlooks = [HostOutlook(host, urls, 0.0, pace) for host, (urls, pace) in hosts.items() if urls]

@@ -4,23 +4,23 @@ A link to a URL already in the crawldb is always kept (it may lower the URL's de
 new URL is refused, with the reason counted, when:
 
 - ``depth``: it is deeper than ``db.max.depth`` links from a seed;
-- ``duplicate_variant``: its dedup key (``lib.urls.UrlNormalizer.dedup``) is already in
+- ``duplicate_variant``: its dedup key (``lib.url.normalize.UrlNormalizer.dedup``) is already in
   the crawldb or taken by another new URL of this round; a redirect target is always
   kept, since it is what the site serves (so ``/a/`` -> 301 -> ``/a`` cannot loop);
 - ``host_cap``: its host would hold more than ``db.max.urls.per.host`` URLs;
 - ``pattern_cap``: its host would hold more than ``db.max.urls.per.pattern`` URLs of its
-  pattern (``lib.traps``: calendars, session-id spaces, endless page counters).
+  pattern (``lib.url.traps``: calendars, session-id spaces, endless page counters).
 
 Within a host, shallower and better-scored URLs are admitted first.
 """
 
 from __future__ import annotations
 
-from lib.traps import PATTERN_RULES
+from lib.url.traps import PATTERN_RULES
 
 
 def pattern_column(column: str = "url"):
-    """The URL pattern of ``lib.traps.url_pattern``, as a Spark SQL expression."""
+    """The URL pattern of ``lib.url.traps.url_pattern``, as a Spark SQL expression."""
     from pyspark.sql import functions as F
 
     expression = F.col(column)

@@ -7,7 +7,7 @@ import json
 import sys
 
 from crawldb.schema import Table
-from lib.urls import normalize
+from lib.url.normalize import normalize
 from lib.vocabulary import ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 

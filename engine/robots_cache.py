@@ -14,7 +14,7 @@ from engine.delta_commits import upsert_by_host
 from engine.delta_files import is_delta_table, read_current
 from engine.layout import DataDir
 from lib.clock import now_ms
-from lib.robots import RobotsRules
+from lib.fetching.robots import RobotsRules
 from lib.vocabulary import ORIGIN_ROBOTS
 
 

@@ -11,8 +11,8 @@ from engine.frames import python_df, row_dict, rows_to_df, with_timestamps
 from engine.layout import DataDir
 from engine.store import crawldb_exists, create_crawldb, merge_rows, read_crawldb
 from lib.clock import now_ms
-from lib.urlfilter import UrlFilter
-from lib.urls import host_of
+from lib.url.filter import UrlFilter
+from lib.url.normalize import host_of
 
 
 def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:

@@ -18,7 +18,7 @@ from engine.layout import DataDir
 from engine.progress import progress
 from engine.seeds import merge_seeds
 from lib import vocabulary as st
-from lib.seeds import Seed
+from lib.url.seeds import Seed
 
 
 def _table(spark, data: DataDir, name: str):

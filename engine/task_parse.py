@@ -31,10 +31,10 @@ from engine.metrics import record
 from engine.progress import progress
 from lib import vocabulary as st
 from lib.clock import Stopwatch
+from lib.content.parse import parse_pages
+from lib.content.sitemaps import parse_sitemap
 from lib.parquet_file import write_parquet
-from lib.parse import parse_pages
-from lib.sitemaps import parse_sitemap
-from lib.urlfilter import UrlFilter, clean
+from lib.url.filter import UrlFilter, clean
 from lib.vocabulary import ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 QUEUED_PAGES = 64  # pages fetched and not yet parsed, at most

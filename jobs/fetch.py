@@ -2,7 +2,7 @@
 
 Usage: ``submit.sh fetch --data DIR [--segment NAME]`` (default: the oldest segment
 generated but not fetched). Each Spark task fetches one host-partitioned slice with
-``lib.fetcher.PartitionFetcher`` and writes one WARC file; results go to the segment's
+``lib.fetching.fetcher.PartitionFetcher`` and writes one WARC file; results go to the segment's
 ``fetch`` table. With ``fetcher.parse`` (the default) each task also parses its pages
 (``engine.task_parse``) into the segment's ``parse`` table: the segment is then parsed too.
 """
@@ -28,9 +28,10 @@ from engine.session import session_conf
 from engine.store import read_crawldb
 from engine.task_parse import TaskParser, commit_parsed, finish_parse
 from lib import vocabulary as st
+from lib.archive.warc import WarcFile
 from lib.clock import Stopwatch, now_ms
-from lib.fetcher import CachedRobots, PartitionFetcher
-from lib.http import user_agent
+from lib.fetching.fetcher import CachedRobots, PartitionFetcher
+from lib.fetching.http import user_agent
 from lib.progress import ProgressFile, read_progress
 from lib.storage import basename, join
 from lib.vocabulary import (
@@ -40,7 +41,6 @@ from lib.vocabulary import (
     ORIGIN_ROBOTS,
     ORIGIN_SITEMAP,
 )
-from lib.warc import WarcFile
 
 # What the fetch tasks import (``engine.task_parse`` parses in them: ``fetcher.parse``).
 WORKER_MODULES = ("jobs.fetch", "engine.task_parse")
@@ -127,7 +127,7 @@ def fetch_line(summary: dict) -> None:
 def fetch_progress(segment: Segment, listed: int):
     """``() -> (URLs done, URLs to do, ETA, note)`` from the tasks' progress files: the
     fetch list's URLs and the links followed so far (fetcher.follow.outlinks.depth); the
-    ETA the tasks project from their hosts' queues and pauses (``lib.roundtail``), and
+    ETA the tasks project from their hosts' queues and pauses (``lib.fetching.roundtail``), and
     the URLs deferred and the hosts holding the round."""
 
     def figures() -> tuple[int, int, float | None, str]:

@@ -42,7 +42,7 @@ from engine.store import read_crawldb, upgrade_crawldb
 from engine.submissions import inject_pending, without_cancelled
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
-from lib.domains import registered_domain
+from lib.url.domains import registered_domain
 
 
 def build_parser():
@@ -100,7 +100,7 @@ def with_priority(due, conf, now: int):
 
 
 def deferred():
-    """Rows deferred by the last round's fetch (lib.roundtail): generated first."""
+    """Rows deferred by the last round's fetch (lib.fetching.roundtail): generated first."""
     from pyspark.sql import functions as F
 
     return F.coalesce(F.col("reason") == F.lit(st.REASON_DEFERRED), F.lit(False))
@@ -160,7 +160,7 @@ def select_due(crawldb, conf, now: int, pauses=None):
         F.col("depth").asc(),
         F.col("url").asc(),
     ]
-    # One URL per dedup key (lib.urls.UrlNormalizer): variants of a page are not all
+    # One URL per dedup key (lib.url.normalize.UrlNormalizer): variants of a page are not all
     # fetched; the one that answered with content is preferred over a redirect.
     redirect_last = F.col("status").isin(st.REDIR_PERM, st.REDIR_TEMP).cast("int")
     variant = Window.partitionBy(F.coalesce("dedup_key", "url")).orderBy(redirect_last, *best_first)

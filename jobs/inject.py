@@ -15,8 +15,8 @@ from engine.metrics import record
 from engine.progress import progress
 from engine.seeds import merge_seeds
 from lib.clock import Stopwatch
-from lib.seeds import Seed, SeedError, parse_seed_line
-from lib.urlfilter import UrlFilter
+from lib.url.filter import UrlFilter
+from lib.url.seeds import Seed, SeedError, parse_seed_line
 
 ERRORS_SHOWN = 20
 

@@ -2,8 +2,8 @@
 
 Usage: ``submit.sh parse --data DIR [--segment NAME]`` (default: the oldest segment
 fetched but not parsed). Each successful fetch becomes one row: title, visible text,
-content hash, SimHash and normalized outlinks (``lib.parse.parse_pages``). Fetched
-sitemaps go to the segment's ``sitemaps`` table (``lib.sitemaps``), one row per entry.
+content hash, SimHash and normalized outlinks (``lib.content.parse.parse_pages``). Fetched
+sitemaps go to the segment's ``sitemaps`` table (``lib.content.sitemaps``), one row per entry.
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
 from engine.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
-from lib.domains import same_site
 from lib.scoring import outlink_shares
-from lib.urls import UrlNormalizer, host_of
+from lib.url.domains import same_site
+from lib.url.normalize import UrlNormalizer, host_of
 from lib.vocabulary import ORIGIN_PROBE
 
 LINKS_DDL = (

@@ -1,7 +1,7 @@
 """Crawl jobs submitted through the HTTP API (``api/``): the rules, without Spark or HTTP.
 
 A job is a list of URLs an application hands in. Each URL goes through the same
-cleaning as a link (``lib.urlfilter.clean``: resolve, normalize, filter); the ones
+cleaning as a link (``lib.url.filter.clean``: resolve, normalize, filter); the ones
 refused are reported back with their reason. A URL's *state* within a job is read off
 its crawldb row: queued until a fetch decides it, then fetched, redirected, failed (with
 the crawldb's reason) or blocked by robots.txt. A job is finished when every URL is in a
@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from lib import vocabulary as st
-from lib.urlfilter import UrlFilter, clean
+from lib.url.filter import UrlFilter, clean
 
 PRIORITIES = ("high", "medium", "low")
 

@@ -65,7 +65,7 @@ class ProgressFile:
         self._period = interval / 4
         self.done = 0
         self.added = 0  # units found while working (links followed in the round)
-        self.deferred = 0  # units sent to a later round (lib.roundtail)
+        self.deferred = 0  # units sent to a later round (lib.fetching.roundtail)
         self.eta_at: float | None = None  # epoch seconds when the task expects to end
         self.holding: list[str] = []  # what holds the task, when a few things do
         self._written_at = float("-inf")  # the first advance writes

@@ -49,7 +49,7 @@ REASON_INVALID_URL = "invalid_url"
 REASON_REDIRECT_LIMIT = "redirect_limit"
 REASON_CRAWL_DELAY = "crawl_delay_too_long"
 # Not asked this round: its host's queue would have held the round long after the rest
-# (lib.roundtail); generated first in the next round.
+# (lib.fetching.roundtail); generated first in the next round.
 REASON_DEFERRED = "deferred"
 REASON_RETRIES_EXHAUSTED = "retries_exhausted"
 REASON_EXCEPTION = "exception"

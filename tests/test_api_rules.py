@@ -10,7 +10,7 @@ from api.callbacks import CallbackSender
 from lib import vocabulary as st
 from lib.apijobs import clean_urls, job_status, retry_delay, url_state
 from lib.config import load_config
-from lib.urlfilter import UrlFilter
+from lib.url.filter import UrlFilter
 
 
 def test_urls_are_cleaned_like_links_and_refusals_say_why():

@@ -4,7 +4,7 @@ import random
 
 import surt
 
-from lib.cdx_keys import _ODD_SEGMENT, _PLAIN, SurtKeys
+from lib.archive.cdx_keys import _ODD_SEGMENT, _PLAIN, SurtKeys
 
 HOSTS = [
     "http://example.com",
@@ -57,7 +57,7 @@ def expected(url: str) -> str:
     """What the CDXJ index held before: ``surt.surt``, or the URL where it fails."""
     try:
         return surt.surt(url)
-    except Exception:  # noqa: BLE001 - as lib.cdx_keys and cdxj-indexer fall back
+    except Exception:  # noqa: BLE001 - as lib.archive.cdx_keys and cdxj-indexer fall back
         return url
 
 

@@ -92,7 +92,7 @@ def test_executors_need_no_conf_folder(monkeypatch):
     """Settings shipped to tasks carry the regex filter file's content: an executor of a
     cluster, which has no conf folder, filters the same."""
     import lib.config
-    from lib.urlfilter import UrlFilter
+    from lib.url.filter import UrlFilter
 
     shipped = load_config().as_dict()
 

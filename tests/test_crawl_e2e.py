@@ -10,7 +10,7 @@ from weblog import disallowed_requests, politeness_violations, warc_page_respons
 from engine.store import crawldb_version
 from jobs import generate, inject, readdb, updatedb
 from lib import vocabulary as st
-from lib.urls import normalize
+from lib.url.normalize import normalize
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 

@@ -14,8 +14,8 @@ from engine.layout import DataDir
 from jobs import crawl, dedup
 from lib import vocabulary as st
 from lib.config import load_config
-from lib.fingerprint import hamming64
-from lib.parse import parse_page
+from lib.content.fingerprint import hamming64
+from lib.content.parse import parse_page
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 

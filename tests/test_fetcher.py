@@ -6,10 +6,10 @@ from warcio.archiveiterator import ArchiveIterator
 from weblog import by_host, entries_for, host_delays, politeness_violations
 
 from lib import vocabulary as st
+from lib.archive.warc import WarcFile
 from lib.config import load_config
-from lib.fetcher import PartitionFetcher
-from lib.urls import host_of
-from lib.warc import WarcFile
+from lib.fetching.fetcher import PartitionFetcher
+from lib.url.normalize import host_of
 
 pytestmark = pytest.mark.web
 AGENT_URL = "https://trawl.invalid/test-fetcher"

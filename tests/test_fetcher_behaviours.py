@@ -11,8 +11,8 @@ from weblog import by_host, entries_for, politeness_violations
 
 from lib import vocabulary as st
 from lib.config import load_config
-from lib.fetcher import PartitionFetcher
-from lib.urls import host_of
+from lib.fetching.fetcher import PartitionFetcher
+from lib.url.normalize import host_of
 from lib.vocabulary import REASON_TIME_LIMIT
 
 pytestmark = pytest.mark.web

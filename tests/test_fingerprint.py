@@ -4,8 +4,8 @@ import re
 
 import numpy as np
 
-from lib import md5vec
-from lib.fingerprint import (
+from lib.content import md5vec
+from lib.content.fingerprint import (
     _joined_words,
     content_hash,
     hamming64,

@@ -1,8 +1,8 @@
-"""Which links a fetch task follows at once (lib.follow), without Spark or a web."""
+"""Which links a fetch task follows at once (lib.fetching.follow), without Spark or a web."""
 
 from lib.config import load_config
-from lib.follow import OutlinkFollower
-from lib.urlfilter import UrlFilter
+from lib.fetching.follow import OutlinkFollower
+from lib.url.filter import UrlFilter
 
 HOST = "site.example"
 PAGE = f"http://{HOST}/"

@@ -1,7 +1,7 @@
 """The adaptive delay: a host's pause follows its last answer (Heritrix's rule)."""
 
 from lib.config import load_config
-from lib.hoststate import HostState
+from lib.fetching.hoststate import HostState
 
 CONF = load_config(overrides=["fetcher.server.delay=0.5", "fetcher.adaptive.delay.factor=10"])
 

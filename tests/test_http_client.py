@@ -12,8 +12,8 @@ import trustme
 
 from lib import vocabulary as st
 from lib.config import load_config
-from lib.http import HttpClient, parse_head
-from lib.resolver import Resolver
+from lib.fetching.http import HttpClient, parse_head
+from lib.fetching.resolver import Resolver
 from lib.vocabulary import REASON_TLS
 
 pytestmark = pytest.mark.web

@@ -14,9 +14,9 @@ class Block:
 sys.meta_path.insert(0, Block())
 import lib, crawldb
 for package in (lib, crawldb):
-    for module in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(package.__name__ + "." + module.name)
-        print(package.__name__ + "." + module.name)
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(module.name)
+        print(module.name)
 """
 
 
@@ -26,4 +26,4 @@ def test_lib_and_crawldb_import_without_pyspark():
     )
     assert done.returncode == 0, done.stderr
     imported = done.stdout.split()
-    assert "lib.fetcher" in imported and "crawldb.merge" in imported
+    assert "lib.fetching.fetcher" in imported and "crawldb.merge" in imported

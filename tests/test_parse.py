@@ -5,8 +5,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lib.config import load_config
-from lib.encoding import decide_encoding
-from lib.parse import fold_space, is_html, parse_page
+from lib.content.encoding import decide_encoding
+from lib.content.parse import fold_space, is_html, parse_page
 
 CONF = load_config()
 PAGE = b"""<!DOCTYPE html><html><head><title> My  Page </title>

@@ -1,4 +1,4 @@
-from lib.politeness import DONE, PoliteScheduler, Wait
+from lib.fetching.politeness import DONE, PoliteScheduler, Wait
 
 
 class FakeClock:

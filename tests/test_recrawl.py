@@ -17,7 +17,7 @@ from engine.freshness import freshness
 from engine.layout import DataDir
 from jobs import crawl
 from lib import vocabulary as st
-from lib.warc import REVISIT_NOT_MODIFIED
+from lib.archive.warc import REVISIT_NOT_MODIFIED
 from testweb.site import FRESH_PAGES, fresh_changes
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]

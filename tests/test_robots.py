@@ -1,4 +1,4 @@
-from lib.robots import RobotsRules
+from lib.fetching.robots import RobotsRules
 
 ROBOTS = b"""User-agent: Trawl
 Disallow: /private/

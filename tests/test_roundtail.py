@@ -1,8 +1,8 @@
-"""The round's tail (lib.roundtail) and generate's plan by the same budget (no Spark)."""
+"""The round's tail (lib.fetching.roundtail) and generate's plan by the same budget (no Spark)."""
 
 from crawldb.partitioning import host_pace, round_shares
 from lib.config import load_config
-from lib.roundtail import HostOutlook, plan_tail, round_budget
+from lib.fetching.roundtail import HostOutlook, plan_tail, round_budget
 
 CONF = load_config(overrides=["fetcher.round.tail.slack=10"])  # 1.5 x the 95% point + 10 s
 

@@ -1,6 +1,6 @@
 from lib.config import load_config
-from lib.seeds import Seed, SeedError, read_seeds
-from lib.urlfilter import UrlFilter
+from lib.url.filter import UrlFilter
+from lib.url.seeds import Seed, SeedError, read_seeds
 
 SEED_FILE = """# seeds for the test
 http://Example.com/a#top

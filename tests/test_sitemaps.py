@@ -1,9 +1,9 @@
-"""Sitemap parsing (lib/sitemaps.py): URL sets, indexes, gzip, text, limits, bad input."""
+"""Sitemap parsing (lib/content/sitemaps.py): URL sets, indexes, gzip, text, limits, bad input."""
 
 import gzip
 import random
 
-from lib.sitemaps import MAX_ENTRIES, parse_lastmod, parse_sitemap
+from lib.content.sitemaps import MAX_ENTRIES, parse_lastmod, parse_sitemap
 
 URLSET = b"""<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">

@@ -15,7 +15,7 @@ from engine.layout import DataDir
 from jobs import crawl, readdb
 from jobs.updatedb import remove_opted_out
 from lib import vocabulary as st
-from lib.urls import normalize
+from lib.url.normalize import normalize
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 AGENT_URL = "https://trawl.invalid/test-traps"

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from lib.urls import resolve
+from lib.url.normalize import resolve
 
 CASES = [
     case

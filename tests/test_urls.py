@@ -2,10 +2,10 @@ import pytest
 from ada_url import URL
 
 from lib.config import load_config
-from lib.domains import registered_domain, same_site
-from lib.traps import url_pattern
-from lib.urlfilter import RegexRules, UrlFilter, clean
-from lib.urls import UrlNormalizer, host_of, normalize, resolve
+from lib.url.domains import registered_domain, same_site
+from lib.url.filter import RegexRules, UrlFilter, clean
+from lib.url.normalize import UrlNormalizer, host_of, normalize, resolve
+from lib.url.traps import url_pattern
 
 
 @pytest.mark.parametrize(
@@ -278,7 +278,7 @@ def test_reject_reads_plain_keys_as_the_parser_does(monkeypatch):
         if key:
             keys.add(key)
     fast = {key: url_filter.reject(key) for key in keys}
-    monkeypatch.setattr("lib.urlfilter.plain_parts", lambda key: None)
+    monkeypatch.setattr("lib.url.filter.plain_parts", lambda key: None)
     assert {key: url_filter.reject(key) for key in keys} == fast
     assert {"suffix", "host_denied", "query_params", "repeated_segments", None} <= set(
         fast.values()

@@ -3,8 +3,8 @@ from base64 import b32encode
 
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.http import Exchange
-from lib.warc import REVISIT_NOT_MODIFIED, WarcFile
+from lib.archive.warc import REVISIT_NOT_MODIFIED, WarcFile
+from lib.exchange import Exchange
 
 
 def exchange(url, body, status=200, truncated=False):

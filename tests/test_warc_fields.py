@@ -6,7 +6,7 @@ import random
 import uuid
 from datetime import UTC, datetime
 
-from lib.warc_fields import record_id, sha1_label, warc_date
+from lib.archive.warc_fields import record_id, sha1_label, warc_date
 
 
 def test_dates_are_strftime_s_to_the_microsecond():

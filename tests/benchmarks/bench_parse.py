@@ -16,8 +16,8 @@ import random
 import time
 
 from lib.config import load_config
-from lib.fingerprint import content_hash, simhash64, simhash64_many, simhash64_reference
-from lib.parse import parse_pages
+from lib.content.fingerprint import content_hash, simhash64, simhash64_many, simhash64_reference
+from lib.content.parse import parse_pages
 from testweb.site import Site
 
 BATCH = 256  # pages per parse batch, as jobs/parse.py batches them

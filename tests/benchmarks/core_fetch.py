@@ -12,10 +12,10 @@ import resource
 import sys
 import time
 
+from lib.archive.warc import WarcFile
 from lib.config import load_config
-from lib.fetcher import PartitionFetcher
-from lib.urls import host_of
-from lib.warc import WarcFile
+from lib.fetching.fetcher import PartitionFetcher
+from lib.url.normalize import host_of
 
 
 def main(path: str, threads: int, warc_path: str) -> None:

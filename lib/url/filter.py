@@ -23,7 +23,7 @@ from typing import Any
 
 from ada_url import URL
 
-from lib.urls import UrlNormalizer, normalize_resolved, plain_parts
+from lib.url.normalize import UrlNormalizer, normalize_resolved, plain_parts
 
 
 class RegexRules:
@@ -131,7 +131,7 @@ class UrlFilter:
 
 def clean(url: str, url_filter: UrlFilter, resolved: bool = False) -> tuple[str | None, str | None]:
     """Normalize then filter an absolute URL: ``(key, None)`` or ``(None, reason)``.
-    ``resolved``: the URL is ``lib.urls.resolve``'s output (normalized faster)."""
+    ``resolved``: the URL is ``lib.url.normalize.resolve``'s output (normalized faster)."""
     normalizer = url_filter.normalizer
     key = normalize_resolved(url, normalizer.strip) if resolved else normalizer.key(url)
     if key is None:

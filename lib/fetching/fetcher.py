@@ -5,11 +5,11 @@ fetch-result row per URL (``crawldb.schema.FETCH`` columns, times in epoch ms), 
 row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache. Inside:
 
 - a ``PoliteScheduler`` holds each host while one of its requests is on its way and
-  starts its next request no earlier than the pause ``lib.hoststate.HostState`` sets
+  starts its next request no earlier than the pause ``lib.fetching.hoststate.HostState`` sets
   (server delay, Crawl-delay, adaptive delay, back-off); a host failing repeatedly is
   skipped for the round (circuit breaker) and its URLs go back to the crawldb unchanged;
 - up to ``fetcher.threads.fetch`` requests (so as many hosts) are on their way at once,
-  all driven by the calling thread through libcurl's multi interface (``lib.http``):
+  all driven by the calling thread through libcurl's multi interface (``lib.fetching.http``):
   each task is a generator that yields its one ``Request`` and gets the ``Exchange``
   back, so that the politeness logic reads as straight-line code;
 - each host's first request is its ``/robots.txt`` unless the robots cache has it fresh
@@ -20,10 +20,10 @@ row per robots.txt fetched (``origin = "robots"``), which feeds the robots cache
   earlier one (loop
   detection); other targets are recorded for a later round;
 - with ``fetcher.follow.outlinks.depth`` set, a page's links to its own host are
-  queued behind the host's other URLs (``lib.follow``);
+  queued behind the host's other URLs (``lib.fetching.follow``);
 - a host whose queue would hold the round long after the rest finished has the URLs
   that do not fit deferred to the next round, and a request still on its way when the
-  round's budget is spent is cut there (``lib.roundtail``, looked at every
+  round's budget is spent is cut there (``lib.fetching.roundtail``, looked at every
   ``TAIL_LOOK`` seconds; ``fetcher.round.tail.*``);
 - ``fetcher.timelimit.mins`` ends the partition's round: URLs not reached go back
   unchanged; a retried Spark task (``attempt > 0``) first waits one pause per host, so
@@ -42,17 +42,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lib import vocabulary as st
-from lib.follow import OutlinkFollower
-from lib.hoststate import HostState, now_utc, parse_retry_after
-from lib.http import Exchange, HttpClient
-from lib.politeness import DONE, PoliteScheduler, Wait
-from lib.resolver import Resolver
-from lib.robots import RobotsRules
-from lib.roundtail import HostOutlook, plan_tail
+from lib.archive.warc import WarcFile
+from lib.content.sitemaps import parse_sitemap
+from lib.exchange import Exchange
+from lib.fetching.follow import OutlinkFollower
+from lib.fetching.hoststate import HostState, now_utc, parse_retry_after
+from lib.fetching.http import HttpClient
+from lib.fetching.politeness import DONE, PoliteScheduler, Wait
+from lib.fetching.resolver import Resolver
+from lib.fetching.robots import RobotsRules
+from lib.fetching.roundtail import HostOutlook, plan_tail
 from lib.scoring import outlink_shares
-from lib.sitemaps import parse_sitemap
-from lib.urlfilter import UrlFilter, clean
-from lib.urls import host_of, resolve, scheme_of
+from lib.url.filter import UrlFilter, clean
+from lib.url.normalize import host_of, resolve, scheme_of
 from lib.vocabulary import (
     ORIGIN_FETCHLIST,
     ORIGIN_OUTLINK,
@@ -65,14 +67,13 @@ from lib.vocabulary import (
     REASON_PRIVATE,
     REASON_TIME_LIMIT,
 )
-from lib.warc import WarcFile
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
 _FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
 # Longest wait for the network when no host is due: a bound, not a poll the rules rely
 # on (a request ending wakes the loop at once). Unit: seconds.
 IDLE_WAIT = 1.0
-# How often the round's tail is looked at (lib.roundtail). Unit: seconds.
+# How often the round's tail is looked at (lib.fetching.roundtail). Unit: seconds.
 TAIL_LOOK = 1.0
 _REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
@@ -247,7 +248,7 @@ class PartitionFetcher:
         self.client.start(request.url, request.headers, tag=(host, handler))
 
     def _look_at_tail(self) -> None:
-        """Defer the URLs of hosts that would hold the round (``lib.roundtail``)."""
+        """Defer the URLs of hosts that would hold the round (``lib.fetching.roundtail``)."""
         now = time.monotonic()
         self._next_look = now + TAIL_LOOK
         outlooks = [self._outlook(queue, now) for queue in self.scheduler.waiting()]

@@ -34,10 +34,10 @@ from urllib.parse import urlsplit
 from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
 
-from lib.cdx_keys import SurtKeys
-from lib.http import Exchange
+from lib.archive.cdx_keys import SurtKeys
+from lib.archive.warc_fields import record_id, sha1_label, warc_date
+from lib.exchange import Exchange
 from lib.storage import CountingWriter, LocalStorage, Storage, basename
-from lib.warc_fields import record_id, sha1_label, warc_date
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _MIME_END = re.compile(r"[;\s]")

@@ -3,7 +3,7 @@
 ``parse_page`` (one page) and ``parse_pages`` (a batch) never raise on bad input: a
 page they cannot read is returned with ``status="failed"`` and a reason, a non-HTML
 type with ``status="not_html"``. Outlinks are resolved against ``<base href>`` (else
-the page URL) by the WHATWG rules, then normalized and filtered (``lib.urls``); dropped
+the page URL) by the WHATWG rules, then normalized and filtered (``lib.url.normalize``); dropped
 links are counted.
 
 Encoding is decided in this order: byte-order mark, the Content-Type charset, a
@@ -20,11 +20,11 @@ from typing import Any
 import lxml.html
 from lxml import etree
 
-from lib import pagemeta
-from lib.encoding import decide_encoding
-from lib.fingerprint import content_hash, simhash64_many, without_own_address
-from lib.urlfilter import UrlFilter, clean
-from lib.urls import resolve
+from lib.content import pagemeta
+from lib.content.encoding import decide_encoding
+from lib.content.fingerprint import content_hash, simhash64_many, without_own_address
+from lib.url.filter import UrlFilter, clean
+from lib.url.normalize import resolve
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 INVISIBLE_TAGS = ("script", "style", "noscript", "template", "nav", "header", "footer", "aside")
@@ -226,7 +226,7 @@ def extract_outlinks(
 ) -> tuple[list[Outlink], Counter]:
     """Links of the page resolved against ``base`` (``<base href>`` or the page URL),
     normalized and filtered; and the dropped ones counted by
-    reason (``nofollow``, ``invalid``, a ``lib.urlfilter`` reason, ``outlink_limit``)."""
+    reason (``nofollow``, ``invalid``, a ``lib.url.filter`` reason, ``outlink_limit``)."""
     limit = conf["db.max.outlinks.per.page"]
     follow_nofollow = conf["parse.follow.nofollow"]
     seen: set[str] = set()

@@ -8,11 +8,11 @@ reason (``timeout``, ``connection_error``, ``invalid_url``, ``private_address``,
 It runs on libcurl (pycurl): a GET costs about a third of the client CPU of urllib3,
 whose pure-Python response parsing was half of the fetcher's own CPU. Many requests are
 on their way at once, all driven by the caller's thread through libcurl's multi
-interface (``lib.curl_loop``): ``start`` a request, ``poll`` for those that ended. With
+interface (``lib.fetching.curl_loop``): ``start`` a request, ``poll`` for those that ended. With
 a thread per request, each libcurl callback (a header line, a body chunk) had to win
 Python's interpreter lock back from the others, and these handoffs cost more CPU than
 the requests. The multi handle keeps one keep-alive connection per host and never opens
-two to a host at once. Host names are resolved by ``lib.resolver`` (cached, checked
+two to a host at once. Host names are resolved by ``lib.fetching.resolver`` (cached, checked
 against the address policy; lookups not cached run in a small thread pool so that a
 slow DNS server does not stall the other transfers) and curl is pinned to exactly the
 addresses it allowed, so a name cannot pass the check with one DNS answer and be
@@ -50,8 +50,9 @@ import certifi
 import pycurl
 
 from lib import vocabulary as st
-from lib.curl_loop import CurlLoop
-from lib.resolver import AddressRefused, Resolver, refusal
+from lib.exchange import Exchange
+from lib.fetching.curl_loop import CurlLoop
+from lib.fetching.resolver import AddressRefused, Resolver, refusal
 from lib.vocabulary import REASON_DNS, REASON_MALFORMED, REASON_PRIVATE, REASON_TLS
 
 MAX_KEPT_CONNECTIONS = 4096
@@ -77,48 +78,6 @@ _CURL_REASONS = {
 }
 _REASON_OF_CODE = {code: reason for reason, codes in _CURL_REASONS.items() for code in codes}
 _WRITE_ERROR = 23  # our body sink stopped the transfer at the content limit
-
-
-@dataclass
-class Exchange:
-    """A request and what came back for it."""
-
-    url: str
-    request_headers: list[tuple[str, str]]
-    started: float  # epoch seconds, wall clock
-    ended_monotonic: float = 0.0
-    duration_ms: int = 0
-    status: int | None = None
-    reason_phrase: str = ""
-    response_headers: list[tuple[str, str]] = field(default_factory=list)
-    raw_body: bytes = b""  # as received (still content-encoded)
-    body: bytes = b""  # Content-Encoding undone
-    truncated: bool = False  # the body was cut at a size or time limit
-    error: str | None = None
-    error_detail: str | None = None
-    peer: str | None = None  # IP address connected to
-    # Of duration_ms, how long the caller did not look at the network (STALL_THRESHOLD):
-    # time the answer may have waited for the client, not the server's.
-    stalled_ms: int = 0
-    cut_at_size: bool = False  # truncated at http.content.limit (as received or decoded)
-    first_byte_ms: int = 0  # from the request's start to the answer's first byte
-
-    @property
-    def server_seconds(self) -> float:
-        """The exchange's duration less the client's stalls: the server's time as far as
-        the client can tell (an answer that came in during a stall counts as quick). A
-        body cut at the size limit counts until its first byte: a server sending a huge
-        page is busy, not slow."""
-        spent = self.first_byte_ms if self.cut_at_size else self.duration_ms
-        return max(spent - self.stalled_ms, 0) / 1000.0
-
-    def header(self, name: str) -> str | None:
-        """First response header of that name (case-insensitive), or ``None``."""
-        lowered = name.lower()
-        for key, value in self.response_headers:
-            if key.lower() == lowered:
-                return value
-        return None
 
 
 def user_agent(conf: Mapping[str, Any]) -> str:

@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from lib.parse import followable_links
-from lib.traps import url_pattern
-from lib.urlfilter import UrlFilter
-from lib.urls import host_of
+from lib.content.parse import followable_links
+from lib.url.filter import UrlFilter
+from lib.url.normalize import host_of
+from lib.url.traps import url_pattern
 
 
 class OutlinkFollower:

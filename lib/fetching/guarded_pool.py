@@ -1,5 +1,5 @@
 """A urllib3 pool manager that connects only to the addresses the resolver allows, for
-the crawl-job API's callbacks (``api/callbacks.py``). The fetcher uses ``lib.http``."""
+the crawl-job API's callbacks (``api/callbacks.py``). The fetcher uses ``lib.fetching.http``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
-from lib.resolver import Resolver
+from lib.fetching.resolver import Resolver
 
 
 def _guarded(base: type, resolver: Resolver) -> type:

@@ -2,9 +2,9 @@
 
 A host is handed out once at a time (one request, so one connection, per host), and not
 before the time the previous request set for it (its end plus the host's pause, see
-``lib.hoststate``). Among the hosts that may go, the one waiting longest goes first.
+``lib.fetching.hoststate``). Among the hosts that may go, the one waiting longest goes first.
 Time comes from an injected clock so the rules can be tested without sleeping. The
-fetcher's one thread drives it (``lib.fetcher``): nothing here blocks or locks.
+fetcher's one thread drives it (``lib.fetching.fetcher``): nothing here blocks or locks.
 """
 
 from __future__ import annotations

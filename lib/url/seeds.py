@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from lib.urlfilter import UrlFilter, clean
+from lib.url.filter import UrlFilter, clean
 
 _ALIASES = {
     "nutch.score": "score",

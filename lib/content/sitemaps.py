@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from lxml import etree
 
-from lib.urls import host_of, resolve
+from lib.url.normalize import host_of, resolve
 
 MAX_ENTRIES = 50_000  # per sitemap file, by the protocol
 CHANGEFREQ_SECONDS = {

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from lib.urlfilter import UrlFilter, clean
-from lib.urls import resolve
+from lib.url.filter import UrlFilter, clean
+from lib.url.normalize import resolve
 
 _LINK_HEADER = re.compile(r"<([^>]*)>\s*;([^,]*)")
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/feed+json")

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from simhash import Simhash
 
-from lib import md5vec
+from lib.content import md5vec
 
 SHINGLE_WORDS = 3
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -1,0 +1,1 @@
+"""The web archive: WARC files, their record fields and their CDXJ indexes."""

@@ -1,0 +1,1 @@
+"""URLs: normalization, filters, registered domains, trap patterns and seed lines."""

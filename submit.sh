@@ -2,8 +2,8 @@
 # Trawl's command line: maps a short command to a Spark job (as Nutch's bin/nutch does).
 # On first use it bootstraps the checkout by itself: a virtual environment in .venv/ with
 # the Python packages of setup.cfg; the Delta Lake jars come from Maven Central through
-# Spark's Ivy on the first job and are cached under $TRAWL_CACHE (default ~/.cache/trawl),
-# with the list of jars resolved, which later jobs pass as --jars.
+# Spark's Ivy before the first job and are cached under $TRAWL_CACHE (default
+# ~/.cache/trawl), with the list of jars resolved, which every job passes as --jars.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,8 +15,9 @@ usage() {
   cat <<'USAGE'
 Usage: ./submit.sh COMMAND [options]
 
-Crawl commands (each takes --data DIR, --conf KEY=VALUE, --conf-file FILE, --master URL;
-run a command with --help for its own options):
+Crawl commands (each takes --data DIR, --conf KEY=VALUE, --conf-file FILE, --master URL,
+and --verbose for Spark's log on the terminal instead of DIR/logs/; run a command with
+--help for its own options):
   crawl      inject seeds, then run N rounds:  crawl [--seeds FILE] --rounds N --data DIR
   inject     merge a seed file into the crawldb
   generate   select due URLs into a new segment's fetch list
@@ -50,8 +51,13 @@ bootstrap() {
   fi
   echo "submit.sh: setting up $VENV (first run, or setup.cfg changed)" >&2
   [[ -x "$VENV/bin/python" ]] || "$python" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install --quiet --upgrade pip >&2
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[test]" >&2
+  local log="$VENV/setup.log"
+  if ! { "$VENV/bin/python" -m pip install --quiet --upgrade pip \
+      && "$VENV/bin/python" -m pip install --quiet -e "$ROOT[test]"; } > "$log" 2>&1; then
+    echo "submit.sh: installing the Python packages failed; the end of $log:" >&2
+    tail -n 30 "$log" >&2
+    exit 1
+  fi
   echo "$wanted" > "$stamp"
 }
 
@@ -76,13 +82,12 @@ cached_jars() {
 
 class_archive_options() {
   # Driver JVM options for a class-data-sharing archive (the JDK's AppCDS) of the classes
-  # a Trawl job loads: start-up and class loading take ~8 s less a job (readdb --stats of
-  # a 110,000-URL crawldb: 34.7 -> 28-30 s). The first job for a given Java, Spark and set
-  # of jars writes the archive as its JVM exits (~20 s, once; ~190 MB under $CACHE/cds),
-  # under a name of its own, renamed by the next submit once that JVM is gone. The JVM
-  # checks an archive against its class path and ignores one that does not match.
+  # a Trawl job loads, which shortens each job's start (docs/benchmarks.md). The first job
+  # for a given Java, Spark and set of jars writes the archive as its JVM exits (once;
+  # ~190 MB under $CACHE/cds), under a name of its own, renamed by the next submit once
+  # that JVM is gone. The JVM checks an archive against its class path and ignores one
+  # that does not match.
   local jar_list="$1" dir="$CACHE/cds" key archive part
-  # The Java spark-class runs (JAVA_HOME's, else the one on PATH); ~0.15 s a submit.
   local java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
   key="$({ "$java" -version 2>&1; cat "$jar_list"; ls -l "$VENV"/lib/python*/site-packages/pyspark/jars; } \
     | sha256sum | cut -c1-16)"
@@ -100,32 +105,67 @@ class_archive_options() {
   fi
 }
 
+resolve_jars() {
+  # The Delta jars, once: Ivy resolves the package from Maven Central alone
+  # (conf/ivysettings.xml) in a run of its own, its output in a log file, and
+  # engine/jars.py records the list the jobs then pass with --jars.
+  local package="$1" jar_list="$2" log="$CACHE/logs/resolve-jars.log"
+  mkdir -p "$CACHE/logs"
+  echo "submit.sh: fetching the Delta Lake jars ($package) from Maven Central, once" >&2
+  if ! "$VENV/bin/spark-submit" --master "local[1]" --packages "$package" \
+      --conf "spark.jars.ivy=$CACHE/ivy" --conf "spark.jars.ivySettings=$ROOT/conf/ivysettings.xml" \
+      --driver-java-options "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties" \
+      "$ROOT/engine/jars.py" "$jar_list" > "$log" 2>&1 || ! cached_jars "$jar_list"; then
+    echo "submit.sh: the Delta Lake jars could not be fetched; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+}
+
+spark_log() {
+  # Where the job's Spark log goes, one file per job run: DIR/logs/ of a local data
+  # directory that exists or that the job makes; else $CACHE/logs/ (an hdfs:// data
+  # directory, or one mistyped: not made by the log).
+  local job="$1" data="$2" folder
+  if [[ -n "$data" && "$data" != *://* ]] && [[ -d "$data" || "$job" =~ ^(crawl|inject|demo)$ ]]; then
+    folder="$data/logs"
+  else
+    folder="$CACHE/logs"
+  fi
+  mkdir -p "$folder"
+  echo "$(cd "$folder" && pwd)/$job-$(date -u +%Y%m%d%H%M%S)-$$.log"
+}
+
 run_job() {
   local job="$1"; shift
-  local master="local[*]" args=()
+  local master="local[*]" args=() data="" verbose=""
+  [[ "$job" == demo ]] && data="data/demo"
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --master) master="$2"; shift 2 ;;
       --master=*) master="${1#--master=}"; shift ;;
+      --verbose) verbose=1; shift ;;
+      --data) data="${2:-}"; args+=("$1" "${2:-}"); shift; [[ $# -gt 0 ]] && shift ;;
+      --data=*) data="${1#--data=}"; args+=("$1"); shift ;;
       *) args+=("$1"); shift ;;
     esac
   done
-  # The Delta jars: resolved by Ivy on the first submit (1.1-1.8 s), which records the jars
-  # it got (engine/session.py); later submits pass that list and skip the resolution.
+  export PYSPARK_PYTHON="$VENV/bin/python" PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
   local package jar_list
   package="$(delta_package)"
   jar_list="$CACHE/jars/${package//:/_}.txt"
-  local delta_jars=(--packages "$package") java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
-  if cached_jars "$jar_list"; then
-    delta_jars=(--jars "$(cat "$jar_list")")
-    # Not on the run that resolves the jars: its class path is not the later runs'.
-    java_options+=" $(class_archive_options "$jar_list")"
+  cached_jars "$jar_list" || resolve_jars "$package" "$jar_list"
+  local java_options log
+  if [[ -n "$verbose" ]]; then
+    java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties"
   else
-    export TRAWL_RECORD_JARS="$jar_list"
+    log="$(spark_log "$job" "$data")"
+    echo "submit.sh: Spark's log: $log" >&2
+    java_options="-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2-file.properties -Dtrawl.log.file=$log"
   fi
+  java_options+=" $(class_archive_options "$jar_list")"
   local submit=("$VENV/bin/spark-submit" --master "$master"
-    "${delta_jars[@]}"
-    --conf "spark.jars.ivy=$CACHE/ivy"
+    --jars "$(cat "$jar_list")"
     --conf "spark.pyspark.python=$VENV/bin/python"
     --conf "spark.pyspark.driver.python=$VENV/bin/python"
     --driver-memory "${TRAWL_DRIVER_MEMORY:-2g}"
@@ -138,8 +178,11 @@ run_job() {
       && mv -f "build/trawl-$$.zip" build/trawl.zip)
     submit+=(--py-files "$ROOT/build/trawl.zip")
   fi
-  export PYSPARK_PYTHON="$VENV/bin/python" PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
-  exec "${submit[@]}" "$ROOT/jobs/$job.py" ${args[@]+"${args[@]}"}
+  # The JVM's own notice of the incubator module Spark enables is not Trawl's to show.
+  # (fd 3: the terminal's stderr, where the filter writes; closed for the job itself.)
+  exec 3>&2
+  exec "${submit[@]}" "$ROOT/jobs/$job.py" ${args[@]+"${args[@]}"} \
+    2> >(grep --line-buffered -v '^WARNING: Using incubator modules' >&3) 3>&-
 }
 
 command="${1:-}"

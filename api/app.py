@@ -1,5 +1,5 @@
 """The crawl-job API (FastAPI): applications submit URLs, follow their status and read
-their content; the batch crawler does the fetching (README, "Crawl-job API").
+their content; the batch crawler does the fetching (docs/operating.md, "Crawl-job API").
 
 Every call needs ``Authorization: Bearer <key>`` with a key of ``api.keys``; a job is
 visible only to the key that created it. Bodies over ``api.max.body.bytes`` get 413,

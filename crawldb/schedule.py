@@ -1,4 +1,4 @@
-"""When a URL is due again: fetch intervals and retry waits (README, data flow step 5).
+"""When a URL is due again: fetch intervals and retry waits (docs/architecture.md, step 5).
 
 All times are epoch milliseconds, intervals seconds. Next fetch = fetch time + the row's
 fetch interval; a transient failure waits ``db.fetch.retry.interval`` instead.

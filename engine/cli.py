@@ -19,6 +19,7 @@ from engine.layout import DataDir
 from engine.lock import DataDirLock, LockedError
 from engine.session import build_spark
 from lib.config import Config, ConfigError, load_config
+from lib.errors import UsageError
 
 
 def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
@@ -49,6 +50,7 @@ READ_ONLY_JOBS = {"readdb", "readseg"}  # every other job writes, and holds DIR/
 
 EXIT_LOCKED = 3  # another live job holds the data directory
 
+EXIT_USAGE = 2  # a mistake in what the user gave (lib.errors.UsageError), told in one line
 # The job raised: distinct from 1, which generate returns when nothing is due (as in
 # Nutch, whose jobs return -1 on failure), so that a scheduler can tell them apart.
 EXIT_FAILED = 255
@@ -59,14 +61,21 @@ def job_main(
     parser: argparse.ArgumentParser,
     run: Callable,
     argv: list[str] | None,
+    check: Callable | None = None,
 ) -> int:
-    """Parse arguments, load the configuration, build the session, run the job."""
+    """Parse arguments, load the configuration, build the session, run the job.
+
+    ``check(conf, args)``, when given, looks at the job's inputs before the session is
+    built (a missing seed file, a data directory without a crawldb) and raises
+    ``UsageError``: the job then exits 2 with one line, without starting Spark."""
     args = parser.parse_args(argv)
     try:
         conf = load_config(args.conf_file, args.conf)
-    except ConfigError as exc:
+        if check is not None:
+            check(conf, args)
+    except (ConfigError, UsageError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if name in READ_ONLY_JOBS:
         return _run(name, conf, args, run)
     try:
@@ -82,6 +91,10 @@ def _run(name: str, conf: Config, args, run: Callable) -> int:
         spark = build_spark(name, conf, args.master)
         result = run(spark, conf, args)
         write_behind.wait()
+    except UsageError as exc:
+        _wait_for_side_writes()
+        print(f"{name}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception:
         traceback.print_exc()
         _wait_for_side_writes()

@@ -1,12 +1,11 @@
 """A small Delta table's current version, read through the Parquet files its log lists.
 
 Spark's Delta reader builds the table's snapshot with Spark jobs of its own before the
-query runs: three or four per table (the log's state, then the files to scan), 0.3-0.9 s
-a table on a warm session and 3 s on the cold JVM of a crawl's first round. A fetch round
-reads three small tables before its first request (its fetch list, the robots.txt and
-soft-404 caches): that was 2.7 s of a steady round and most of the first round's 7 s.
-delta-rs (the ``deltalake`` package, which also commits the fetch table) reads the same
-log in the driver in about 15 ms, and Spark then reads the listed files as plain Parquet.
+query runs: three or four per table (the log's state, then the files to scan), seconds
+of every round for the small tables a round reads before its first request (its fetch
+list, the robots.txt and soft-404 caches). delta-rs (the ``deltalake`` package, which
+also commits the fetch table) reads the same log in the driver without a Spark job, and
+Spark then reads the listed files as plain Parquet (docs/benchmarks.md, bench_rounds).
 
 Only a table whose files hold the whole of its rows can be read so: reader protocol 1
 (no deletion vectors, no column mapping) and no partition columns (their values live in

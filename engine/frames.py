@@ -46,7 +46,7 @@ def row_dict(row) -> dict | None:
     """A Spark Row (possibly NULL) of scalar, array and map columns as a plain dict.
 
     Not ``asDict(recursive=True)``: the rows given here hold no nested struct (maps come
-    as dicts already), and its recursion into every value cost a merge ~12 us a row."""
+    as dicts already), and its recursion into every value is a merge's largest cost a row."""
     return None if row is None else row.asDict()
 
 

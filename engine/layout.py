@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from lib.config import Config, load_config
+from lib.errors import MissingInput
 from lib.storage import Storage, absolute, basename, join, storage_for
 
 STAGES = ("generated", "fetched", "parsed", "updated")
@@ -214,7 +215,40 @@ def choose_segment(data: DataDir, stage: str, name: str | None) -> Segment | Non
     if name:
         segment = data.segment(name)
         if not segment.exists():
-            raise FileNotFoundError(f"segment {name} not found under {data.segments}")
+            raise MissingInput(f"no segment {name} in {data.segments} (readseg --list shows them)")
         return segment
     pending = data.pending(stage)
     return data.segment(pending[0]) if pending else None
+
+
+FIRST_INJECT = "run inject --seeds FILE (or crawl --seeds FILE) first"
+
+
+def require_crawldb(data: DataDir, hint: str = FIRST_INJECT) -> None:
+    """Raise ``MissingInput`` unless the data directory has a crawldb (read from its
+    storage: no Spark needed)."""
+    if not data.storage.exists(join(data.crawldb, "_delta_log")):
+        raise MissingInput(f"{data.root} has no crawldb: {hint}")
+
+
+def require_file(path: str, conf, what: str) -> None:
+    """Raise ``MissingInput`` unless the file ``path`` (local or ``hdfs://``) exists."""
+    where = absolute(path)
+    if not storage_of(where, conf).exists(where):
+        raise MissingInput(f"{what} {path} does not exist")
+
+
+def require_segment(data: DataDir, name: str | None) -> None:
+    """Raise ``MissingInput`` when a segment is named and does not exist."""
+    if name:
+        choose_segment(data, "fetched", name)
+
+
+def crawldb_required(conf, args) -> None:
+    """A job's ``check``: its data directory (``--data``) has a crawldb."""
+    require_crawldb(DataDir.at(args.data, conf))
+
+
+def segment_required(conf, args) -> None:
+    """A job's ``check``: the segment named by ``--segment``, if any, exists."""
+    require_segment(DataDir.at(args.data, conf), args.segment)

@@ -66,8 +66,8 @@ def host_pauses(spark, data: DataDir, conf, hosts):
             rules = RobotsRules.from_response(row["robots_status"], body, agent, limit)
             yield row["host"], rules.crawl_delay()
 
-    # An RDD map, not a SQL Python UDF: the UDF started its own Python worker every
-    # round (1.3 s, then 0.5 s of imports), where the RDD's workers are already running.
+    # An RDD map, not a SQL Python UDF: the UDF started its own Python worker (and its
+    # imports) every round, where the RDD's workers are already running.
     delays = spark.createDataFrame(
         cached.rdd.mapPartitions(crawl_delays), "host STRING, crawl_delay DOUBLE"
     )

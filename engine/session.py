@@ -27,11 +27,14 @@ def build_spark(name: str, conf: Config, master: str | None = None):
         builder = builder.config(key, value)
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         # Not under spark-submit: fetch the Delta jars through Ivy, into a cache kept
-        # between runs (spark-submit gets them from submit.sh's --packages instead).
+        # between runs, from Maven Central alone (conf/ivysettings.xml); spark-submit gets
+        # them from submit.sh's --jars instead (engine/jars.py).
         from delta import configure_spark_with_delta_pip
 
+        conf_dir = Path(__file__).resolve().parent.parent / "conf"
         builder = builder.config("spark.jars.ivy", str(cache_dir() / "ivy"))
-        log_conf = Path(__file__).resolve().parent.parent / "conf" / "log4j2.properties"
+        builder = builder.config("spark.jars.ivySettings", str(conf_dir / "ivysettings.xml"))
+        log_conf = conf_dir / "log4j2.properties"
         if log_conf.is_file():
             builder = builder.config(
                 "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_conf}"
@@ -39,27 +42,7 @@ def build_spark(name: str, conf: Config, master: str | None = None):
         builder = configure_spark_with_delta_pip(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    record_resolved_jars(spark)
     return spark
-
-
-def record_resolved_jars(spark) -> None:
-    """Write the jars Ivy resolved for the Delta package where submit.sh asked for them
-    (``TRAWL_RECORD_JARS``), so that the next spark-submit passes them with ``--jars``
-    instead of resolving the package again."""
-    target = os.environ.get("TRAWL_RECORD_JARS")
-    if not target:
-        return
-    ivy_jars = (cache_dir() / "ivy" / "jars").resolve()
-    listed = spark.sparkContext.getConf().get("spark.jars", "").split(",")
-    jars = [j for j in listed if Path(j.removeprefix("file://")).resolve().is_relative_to(ivy_jars)]
-    if not jars:
-        return
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f"{path.name}.{os.getpid()}")
-    temp.write_text(",".join(jars))
-    temp.replace(path)  # atomic: a concurrent submit reads the old list or the new one
 
 
 def cache_dir() -> Path:

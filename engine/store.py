@@ -15,6 +15,7 @@ from engine.file_rewrite import create_with_rows, upsert_rows
 from engine.frames import with_millis
 from engine.layout import DataDir
 from engine.task_files import stored_schema
+from lib.errors import MissingInput
 
 
 def crawldb_exists(spark, data: DataDir) -> bool:
@@ -39,9 +40,7 @@ def create_crawldb(spark, data: DataDir, rows, message: str) -> None:
 def read_crawldb(spark, data: DataDir, millis: bool = False):
     """The crawldb as a DataFrame (times as epoch ms when ``millis``)."""
     if not crawldb_exists(spark, data):
-        raise FileNotFoundError(
-            f"no crawldb at {data.crawldb}: run inject (or crawl --seeds FILE) first"
-        )
+        raise MissingInput(f"{data.root} has no crawldb: run inject (or crawl --seeds FILE) first")
     frame = read_current(spark, data.crawldb)
     frame = with_declared_columns(frame)
     return with_millis(frame, CRAWLDB) if millis else frame

@@ -12,7 +12,7 @@ import sys
 
 from engine import arrow
 from engine.cli import job_main, job_parser
-from engine.layout import STAGES, DataDir, Segment
+from engine.layout import STAGES, DataDir, Segment, require_crawldb, require_file
 from engine.store import crawldb_exists
 from engine.submissions import inject_pending
 from jobs.fetch import WORKER_MODULES, fetch
@@ -20,6 +20,7 @@ from jobs.generate import generate
 from jobs.inject import inject
 from jobs.parse import parse
 from jobs.updatedb import updatedb
+from lib.storage import join
 
 
 def build_parser():
@@ -34,10 +35,10 @@ def build_parser():
 
 
 def run(spark, conf, args) -> int:
-    """Run the crawl; 0 on success, 2 when there is neither crawldb nor seeds."""
+    """Run the crawl; 0 on success."""
     data = DataDir.at(args.data, conf)
-    # The Python workers start (3 s on a cold session, on both cores) while the driver
-    # and the JVM plan inject and generate.
+    # The Python workers start (seconds on a cold session, on every core) while the
+    # driver and the JVM plan inject and generate.
     warming = arrow.warm_workers(spark, (*WORKER_MODULES, "engine.file_rewrite"))
     if args.seeds:
         inject(spark, conf, data, args.seeds)
@@ -82,9 +83,19 @@ def finish_segment(spark, conf, data: DataDir, segment: Segment) -> None:
             stages[stage]()
 
 
+def check(conf, args) -> None:
+    """Before Spark starts: the seed file exists, or without one, the crawldb does (or
+    the API has submissions to inject)."""
+    data = DataDir.at(args.data, conf)
+    if args.seeds:
+        require_file(args.seeds, conf, "seed file")
+    elif not data.storage.exists(join(data.api_table("submissions"), "_delta_log")):
+        require_crawldb(data, "give --seeds FILE (or submit URLs to the API) for the first round")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("crawl", build_parser(), run, argv)
+    return job_main("crawl", build_parser(), run, argv, check)
 
 
 if __name__ == "__main__":

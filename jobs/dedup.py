@@ -23,7 +23,7 @@ import sys
 
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
-from engine.layout import DataDir
+from engine.layout import DataDir, crawldb_required
 from engine.metrics import record
 from engine.progress import progress
 from engine.store import read_crawldb
@@ -178,7 +178,7 @@ def dedup(spark, conf, data: DataDir) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("dedup", build_parser(), run, argv)
+    return job_main("dedup", build_parser(), run, argv, crawldb_required)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,14 @@ from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
 from engine.fetch_figures import FetchFigures, fetch_summary
-from engine.layout import DataDir, Segment, add_segment_option, run_on_segment, storage_of
+from engine.layout import (
+    DataDir,
+    Segment,
+    add_segment_option,
+    run_on_segment,
+    segment_required,
+    storage_of,
+)
 from engine.metrics import record
 from engine.probe_cache import fresh_probes
 from engine.progress import PROGRESS_KEY, StageProgress, progress
@@ -337,7 +344,7 @@ def pa_values(values: tuple[str, ...]):
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("fetch", build_parser(), run, argv)
+    return job_main("fetch", build_parser(), run, argv, segment_required)
 
 
 if __name__ == "__main__":

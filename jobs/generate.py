@@ -34,7 +34,7 @@ from engine import task_files
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
-from engine.layout import DataDir
+from engine.layout import DataDir, crawldb_required
 from engine.metrics import latest_responses, record
 from engine.progress import progress
 from engine.robots_cache import host_pauses
@@ -351,7 +351,7 @@ def mark_generated(spark, data: DataDir, segment, now: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("generate", build_parser(), run, argv)
+    return job_main("generate", build_parser(), run, argv, crawldb_required)
 
 
 if __name__ == "__main__":

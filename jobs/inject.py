@@ -10,7 +10,7 @@ import sys
 from functools import partial
 
 from engine.cli import job_main, job_parser
-from engine.layout import DataDir
+from engine.layout import DataDir, require_file
 from engine.metrics import record
 from engine.progress import progress
 from engine.seeds import merge_seeds
@@ -63,9 +63,14 @@ def _parse(conf, pairs):
         yield parse_seed_line(index + 1, text, url_filter)
 
 
+def check(conf, args) -> None:
+    """Before Spark starts: the seed file exists."""
+    require_file(args.seeds, conf, "seed file")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("inject", build_parser(), run, argv)
+    return job_main("inject", build_parser(), run, argv, check)
 
 
 if __name__ == "__main__":

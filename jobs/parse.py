@@ -18,7 +18,7 @@ from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
 from engine.frames import pages, rows_to_df, with_timestamps
-from engine.layout import Segment, add_segment_option, run_on_segment
+from engine.layout import Segment, add_segment_option, run_on_segment, segment_required
 from engine.progress import PROGRESS_KEY, StageProgress, spark_tasks
 from engine.session import session_conf
 from engine.task_parse import finish_parse, parse_batch, sitemap_entries
@@ -101,7 +101,7 @@ def parse(spark, conf, segment: Segment) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("parse", build_parser(), run, argv)
+    return job_main("parse", build_parser(), run, argv, segment_required)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import sys
 from engine.cli import job_main, job_parser
 from engine.frames import print_record
 from engine.freshness import freshness
-from engine.layout import DataDir
+from engine.layout import DataDir, crawldb_required
 from engine.metrics import read_metrics
 from engine.store import read_crawldb
 from lib import vocabulary as st
@@ -213,7 +213,7 @@ def print_url(crawldb, url: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("readdb", build_parser(), run, argv)
+    return job_main("readdb", build_parser(), run, argv, crawldb_required)
 
 
 if __name__ == "__main__":

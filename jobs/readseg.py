@@ -16,6 +16,7 @@ import sys
 from engine.cli import job_main, job_parser
 from engine.frames import print_record
 from engine.layout import STAGES, DataDir, Segment
+from lib.errors import MissingInput
 from lib.vocabulary import ORIGIN_ROBOTS
 
 LISTED = {  # figure shown by --list: (stage, key in its marker)
@@ -49,9 +50,6 @@ def run(spark, conf, args) -> int:
         return 0
     name = (args.dump or args.get)[0]
     segment = data.segment(name)
-    if not segment.done("generated"):
-        print(f"readseg: no segment {name} under {data.segments}", file=sys.stderr)
-        return 1
     records = segment_records(spark, segment, with_content=args.content)
     if args.dump:
         records.write.mode("overwrite").json(args.dump[1])
@@ -107,9 +105,20 @@ def segment_records(spark, segment: Segment, with_content: bool):
     return records
 
 
+def check(conf, args) -> None:
+    """Before Spark starts: the data directory exists, and the segment named, if any."""
+    data = DataDir.at(args.data, conf)
+    if not data.storage.exists(data.root):
+        raise MissingInput(f"no data directory {data.root}")
+    if not args.list:
+        name = (args.dump or args.get)[0]
+        if not data.segment(name).done("generated"):
+            raise MissingInput(f"no segment {name} in {data.segments} (readseg --list shows them)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("readseg", build_parser(), run, argv)
+    return job_main("readseg", build_parser(), run, argv, check)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,14 @@ from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
 from engine.frames import pages, with_millis, with_timestamps
 from engine.freshness import freshness
-from engine.layout import DataDir, Segment, add_segment_option, run_on_segment
+from engine.layout import (
+    DataDir,
+    Segment,
+    add_segment_option,
+    crawldb_required,
+    run_on_segment,
+    segment_required,
+)
 from engine.metrics import record
 from engine.probe_cache import soft_404_templates, store_probes
 from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
@@ -346,9 +353,15 @@ def _merged(conf: dict, segment: str, stamp: int, normalizer, touched: dict) -> 
     )
 
 
+def check(conf, args) -> None:
+    """Before Spark starts: the crawldb and the segment named, if any, exist."""
+    crawldb_required(conf, args)
+    segment_required(conf, args)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point for spark-submit and submit.sh."""
-    return job_main("updatedb", build_parser(), run, argv)
+    return job_main("updatedb", build_parser(), run, argv, check)
 
 
 if __name__ == "__main__":

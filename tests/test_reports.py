@@ -89,9 +89,15 @@ def test_readseg_lists_segments_and_reads_their_records(crawled, spark, capsys, 
     assert readseg.main(["--data", str(data.root), "--get", first, page["url"]]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["parse"]["title"] == page["parse"]["title"]
-    assert readseg.main(["--data", str(data.root), "--get", "19990101000000", page["url"]]) == 1
+    # A segment that does not exist: a mistake of the caller's.
+    assert readseg.main(["--data", str(data.root), "--get", "19990101000000", page["url"]]) == 2
 
 
 def test_a_failing_job_exits_255_not_1(spark, tmp_path, capsys):
-    assert readdb.main(["--data", str(tmp_path / "nothing"), "--stats"]) == 255
-    assert "no crawldb at" in capsys.readouterr().err
+    # A crawldb whose log is broken: the job fails (a missing crawldb is the user's
+    # mistake instead, exit 2, tests/test_usage_errors.py).
+    log = tmp_path / "data" / "crawldb" / "_delta_log"
+    log.mkdir(parents=True)
+    (log / "00000000000000000000.json").write_text("not a Delta commit\n")
+    assert readdb.main(["--data", str(tmp_path / "data"), "--stats"]) == 255
+    assert "readdb: failed (exit code 255)" in capsys.readouterr().err

@@ -43,9 +43,9 @@ _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _MIME_END = re.compile(r"[;\s]")
 # WARC 1.1 section 6.7.3: a 304 to a conditional request, stored as headers only.
 REVISIT_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
-# ISA-L (Intel's igzip) at its highest level, 3: standard gzip members, 1.4 % larger
-# than zlib's level 6 for a 4.5 KB page at 37 % of its CPU (30 against 80 µs through
-# zlib-ng here); the records' compression was the largest part of the fetcher's CPU.
+# ISA-L (Intel's igzip) at its highest level, 3: standard gzip members, a little larger
+# than zlib's level 6 for a fraction of its CPU; the records' compression was the
+# largest part of the fetcher's CPU (docs/benchmarks.md, bench_fetch).
 _GZIP_LEVEL = 3
 _GZIP_WBITS = 16 + 15  # a gzip member, 32 KiB window
 _RECORD_END = b"\r\n\r\n"

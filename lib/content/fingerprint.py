@@ -91,7 +91,7 @@ def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
     boundaries = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]).tolist()
     results: list[int | None] = [None] * len(texts)
     for begin, end in zip(boundaries, boundaries[1:] + [len(owner)], strict=True):
-        # a column sum per text: ~7x faster than np.add.reduceat along axis 0
+        # a column sum per text: np.add.reduceat along axis 0 is slower
         majority = 2 * bits[begin:end].sum(axis=0, dtype=np.int32) > end - begin
         value = int.from_bytes(np.packbits(majority).tobytes(), "big")
         results[int(owner[begin])] = to_signed64(value)

@@ -1,7 +1,8 @@
 """URLs: resolve links as browsers do, normalize to the crawldb key, filter out of scope.
 
-Every URL entering the crawldb passes ``resolve -> normalize -> filter`` (README, data
-flow step 1 and 5). Resolution is the WHATWG URL Standard, through ada-url, so that
+Every URL entering the crawldb passes ``resolve -> normalize -> filter``
+(docs/architecture.md, a round's steps 1 and 5). Resolution is the WHATWG URL
+Standard, through ada-url, so that
 whitespace, backslashes, dot segments, IDNs and percent-encoding are handled exactly as
 a browser would. Normalization keeps the URL one the site serves: scheme and host are
 lower case (the parser does it), default ports and fragments go, and percent-escapes
@@ -140,7 +141,7 @@ _KEY_AS_IS = re.compile(r"https?://[^#%?;]*\Z")
 
 def normalize_resolved(href: str, strip: ParamStripper | None = None) -> str | None:
     """``normalize`` of a URL that ``resolve`` returned, without parsing it again when
-    nothing in it can change (most links: about 40 µs saved each)."""
+    nothing in it can change (most links: a parse saved each)."""
     return href if _KEY_AS_IS.match(href) else normalize(href, strip)
 
 

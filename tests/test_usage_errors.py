@@ -1,0 +1,90 @@
+"""A mistake of the user's gets one line naming the input and what to do, exit code 2, no
+stack trace, and leaves nothing behind but the job's log: each case through submit.sh."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def submit(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(ROOT / "submit.sh"), *args],
+        env=os.environ.copy(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def trawl_lines(done: subprocess.CompletedProcess) -> list[str]:
+    """What the job printed, but for submit.sh's line naming Spark's log. (spark-submit
+    hands a Python driver's stderr to its own stdout: both are read.)"""
+    printed = (done.stdout + done.stderr).splitlines()
+    return [line for line in printed if not line.startswith("submit.sh: Spark's log")]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """A data directory with a crawldb (a Delta table of one URL, written by delta-rs:
+    the mistakes below are found before Spark starts)."""
+    root = tmp_path_factory.mktemp("usage") / "data"
+    write_deltalake(str(root / "crawldb"), pa.table({"url": ["http://a.test/"]}))
+    return root
+
+
+CASES = {
+    "missing seed file": (
+        ["crawl", "--seeds", "/nonexistent/seeds.txt", "--rounds", "1"],
+        "crawl: seed file /nonexistent/seeds.txt does not exist",
+    ),
+    "missing segment": (
+        ["fetch", "--segment", "20200101000000"],
+        "fetch: no segment 20200101000000 in {data}/segments (readseg --list shows them)",
+    ),
+    "missing segment to read": (
+        ["readseg", "--get", "20200101000000", "http://a.test/"],
+        "readseg: no segment 20200101000000 in {data}/segments (readseg --list shows them)",
+    ),
+    "unreadable conf file": (
+        ["generate", "--conf-file", "/nonexistent/site.toml"],
+        "generate: cannot read configuration file /nonexistent/site.toml",
+    ),
+    "unknown conf key": (
+        ["generate", "--conf", "fetcher.no.such.key=1"],
+        "generate: --conf: unknown configuration key 'fetcher.no.such.key'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_mistake_gets_one_plain_line_and_exit_code_2(data, case):
+    args, expected = CASES[case]
+    done = submit(*args, "--data", str(data))
+    lines = trawl_lines(done)
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and lines[0].startswith(expected.format(data=data)), done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_a_data_directory_without_a_crawldb_is_named(tmp_path):
+    for job in ("readdb", "generate", "dedup"):
+        done = submit(job, "--data", str(tmp_path / "nothing"), *(["--stats"] * (job == "readdb")))
+        assert done.returncode == 2, done.stderr
+        assert trawl_lines(done) == [
+            f"{job}: {tmp_path / 'nothing'} has no crawldb: run inject --seeds FILE"
+            " (or crawl --seeds FILE) first"
+        ]
+    assert not (tmp_path / "nothing").exists()  # a mistyped path is not made
+    done = submit("crawl", "--data", str(tmp_path / "empty"), "--rounds", "1")
+    assert done.returncode == 2
+    assert trawl_lines(done) == [
+        f"crawl: {tmp_path / 'empty'} has no crawldb: give --seeds FILE (or submit URLs to"
+        " the API) for the first round"
+    ]

@@ -136,3 +136,39 @@ def test_a_redirect_to_a_page_fetched_in_an_earlier_round_is_recorded_not_follow
     assert pages[f"{base}/old-page"]["redirect_to"] == f"{base}/page/3"
     asked = {e["path"] for e in entries_for(web, "https://trawl.invalid/test-fetcher-known")}
     assert "/old-page" in asked and "/page/3" not in asked
+
+
+def test_the_fetcher_and_its_archive_run_on_the_clock_they_are_given(web, tmp_path):
+    """The clock and record IDs are parameters (defaulting to the real ones): a test can
+    fix them, and every time the fetcher writes is then the one given."""
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "http.agent.url=https://trawl.invalid/test-fetcher-clock",
+            "fetcher.allow.private.networks=true",
+            "fetcher.soft404.probe=false",
+        ]
+    )
+    base = web.site.base(3)
+    rows = [
+        {"url": f"{base}/page/{k}", "host": host_of(base), "depth": 1, "score": 1.0} for k in (1, 2)
+    ]
+    path = tmp_path / "clock.warc.gz"
+    ids = iter(range(1, 100))
+    warc = WarcFile(
+        str(path),
+        {"software": "test"},
+        clock=lambda: 1_600_000_000.0,
+        new_id=lambda: f"<urn:uuid:00000000-0000-4000-8000-{next(ids):012d}>",
+    )
+    results = list(PartitionFetcher(conf, warc, clock=lambda: 1_600_000_000.0).run(rows))
+    warc.close()
+    assert {r["fetched_at"] for r in results} == {1_600_000_000_000}
+    with open(path, "rb") as handle:
+        records = list(ArchiveIterator(handle))
+    assert {r.rec_headers.get_header("WARC-Date") for r in records} == {
+        "2020-09-13T12:26:40.000000Z"
+    }
+    assert [r.rec_headers.get_header("WARC-Record-ID")[-3:-1] for r in records] == [
+        f"{n:02d}" for n in range(1, len(records) + 1)
+    ]

@@ -1,5 +1,8 @@
+import gzip
 import hashlib
+import os
 from base64 import b32encode
+from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
@@ -170,3 +173,40 @@ def test_request_line_target_is_the_urls_path_and_query(tmp_path):
         parts = urlsplit(url)
         expected.append((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
     assert [line.split(" ")[0] for line in lines] == expected
+
+
+GOLDEN = Path(__file__).parent / "data" / "golden.warc"
+
+
+def fixed_ids():
+    """Record IDs in order, as a test can spell them."""
+    numbers = iter(range(1, 100))
+    return lambda: f"<urn:uuid:00000000-0000-4000-8000-{next(numbers):012d}>"
+
+
+def golden_exchanges():
+    page = exchange("http://a.test/1?q=x", b"<html>one</html>")
+    page.peer = "127.0.1.1"
+    cut = exchange("http://a.test/2", b"two" * 10, truncated=True)
+    unchanged = exchange("http://a.test/3", b"", status=304)
+    unchanged.reason_phrase = "Not Modified"
+    return [page, cut, unchanged]
+
+
+def test_a_warc_file_is_byte_for_byte_the_one_kept_in_the_tests(tmp_path):
+    """With a fixed clock and fixed record IDs the writer's output is the golden file,
+    record for record (gzip members undone: the records' bytes are the contract)."""
+    path = tmp_path / "golden.warc.gz"
+    warc = WarcFile(
+        str(path), {"software": "Trawl/test"}, clock=lambda: 1_700_000_000.5, new_id=fixed_ids()
+    )
+    for item in golden_exchanges():
+        warc.write_exchange(item)
+    warc.close()
+    written = gzip.decompress(path.read_bytes())
+    if os.environ.get("TRAWL_WRITE_GOLDEN"):  # after a deliberate change of the format
+        GOLDEN.write_bytes(written)
+    assert written == GOLDEN.read_bytes()
+    with open(path, "rb") as handle:  # and warcio reads it, digests checked
+        kinds = [r.rec_type for r in ArchiveIterator(handle, check_digests="raise")]
+    assert kinds == ["warcinfo", "response", "request", "response", "request", "revisit", "request"]

@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from isal import isal_zlib
@@ -60,8 +61,14 @@ class WarcFile:
         info: dict[str, str],
         attempt: int = 0,
         storage: Storage | None = None,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = record_id,
     ):
+        """``info``: the warcinfo record's fields; ``clock`` (epoch seconds) dates the
+        warcinfo record and ``new_id`` makes record IDs: the real ones by default, fixed
+        ones in a test that compares a file byte for byte."""
         self.path = path
+        self.new_id = new_id
         self.name = basename(path)
         self.storage = storage or LocalStorage()
         # One temporary file per task attempt: attempts never write into each other.
@@ -71,9 +78,12 @@ class WarcFile:
         self._index: list[str] = []
         self._keys = SurtKeys()
         block = "".join(f"{key}: {value}\r\n" for key, value in info.items()).encode("utf-8")
+        self.warcinfo_id = new_id()
+        # Every later record names the warcinfo record it belongs to (WARC 1.1, 5.10).
+        self._info_field = f"WARC-Warcinfo-ID: {self.warcinfo_id}\r\n"
         fields = (
-            f"WARC-Type: warcinfo\r\nWARC-Record-ID: {record_id()}\r\n"
-            f"WARC-Filename: {self.name}\r\nWARC-Date: {warc_date(time.time())}\r\n"
+            f"WARC-Type: warcinfo\r\nWARC-Record-ID: {self.warcinfo_id}\r\n"
+            f"WARC-Filename: {self.name}\r\nWARC-Date: {warc_date(clock())}\r\n"
             "Content-Type: application/warc-fields\r\n"
             f"WARC-Block-Digest: {sha1_label(hashlib.sha1(block))}\r\n"
         )
@@ -85,9 +95,9 @@ class WarcFile:
         status_line = f"HTTP/1.1 {exchange.status} {exchange.reason_phrase}".strip()
         head = _http_head(status_line, _stored_headers(exchange.response_headers))
         payload = exchange.raw_body
-        response_id = record_id()
+        response_id = self.new_id()
         # The fields every record of the exchange shares, after its type and ID.
-        shared = f"WARC-Date: {date}\r\nWARC-Target-URI: {exchange.url}\r\n"
+        shared = f"WARC-Date: {date}\r\nWARC-Target-URI: {exchange.url}\r\n{self._info_field}"
         if exchange.peer:
             shared += f"WARC-IP-Address: {exchange.peer}\r\n"
         block = hashlib.sha1(head)
@@ -114,7 +124,7 @@ class WarcFile:
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, exchange.request_headers)
         fields = (
-            f"WARC-Type: request\r\nWARC-Record-ID: {record_id()}\r\n{shared}"
+            f"WARC-Type: request\r\nWARC-Record-ID: {self.new_id()}\r\n{shared}"
             f"WARC-Concurrent-To: {response_id}\r\n"
             "Content-Type: application/http; msgtype=request\r\n"
             f"WARC-Payload-Digest: {_EMPTY_SHA1}\r\n"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Collection, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -145,11 +145,14 @@ class PartitionFetcher:
         attempt: int = 0,
         probed_hosts: Collection[str] = (),
         known_urls: Collection[str] = (),
+        clock: Callable[[], float] = time.time,
     ):
         """``probed_hosts``: hosts whose soft-404 probe answer is still cached (not asked);
         ``known_urls``: URLs of the partition's hosts fetched in earlier rounds, which a
-        redirect does not fetch again in this one (the crawldb has them, due when due)."""
+        redirect does not fetch again in this one (the crawldb has them, due when due);
+        ``clock``: the wall clock (epoch seconds) of the rows' and exchanges' times."""
         self.conf = conf
+        self.clock = clock
         self.known_urls = known_urls
         self.warc = warc
         self.robots_cache = robots_cache or {}
@@ -185,7 +188,7 @@ class PartitionFetcher:
     def run(self, rows: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
         """Fetch every row (``url``, ``host``, ``depth``, ``score``); yield result rows."""
         self._enqueue(rows)
-        self.client = HttpClient(self.conf, len(self.hosts), self.resolver)
+        self.client = HttpClient(self.conf, len(self.hosts), self.resolver, self.clock)
         try:
             yield from self._drive()
         finally:
@@ -253,7 +256,7 @@ class PartitionFetcher:
         self._next_look = now + TAIL_LOOK
         outlooks = [self._outlook(queue, now) for queue in self.scheduler.waiting()]
         plan = plan_tail(outlooks, self.starts, now - self.first_start, self.conf)
-        self.eta_at = time.time() + max(plan.eta, self._in_flight_eta(now, plan.left))
+        self.eta_at = self.clock() + max(plan.eta, self._in_flight_eta(now, plan.left))
         self.holding = plan.holding
         if not self.conf["fetcher.round.tail.defer"]:
             return
@@ -554,7 +557,7 @@ class PartitionFetcher:
             "origin": task.origin,
             "attempts": task.attempts + (1 if exchange is not None else 0),
             "truncated": False,
-            "fetched_at": int(time.time() * 1000),  # decision time when nothing was requested
+            "fetched_at": int(self.clock() * 1000),  # decision time when nothing was requested
         }
         if exchange is not None:
             row.update(exchange_columns(exchange))

@@ -39,7 +39,7 @@ import os
 import ssl
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,8 +172,16 @@ class HttpClient:
     """An HTTP/1.1 client for one fetch partition: many GETs at once, all driven by the
     caller's thread (``start``, then ``poll`` for what ended)."""
 
-    def __init__(self, conf: Mapping[str, Any], hosts: int, resolver: Resolver):
-        """``hosts``: how many hosts will be fetched, each keeping one idle connection."""
+    def __init__(
+        self,
+        conf: Mapping[str, Any],
+        hosts: int,
+        resolver: Resolver,
+        clock: Callable[[], float] = time.time,
+    ):
+        """``hosts``: how many hosts will be fetched, each keeping one idle connection;
+        ``clock``: the wall clock (epoch seconds) that dates each exchange."""
+        self.clock = clock
         self.resolver = resolver
         self.allow_private = conf["fetcher.allow.private.networks"]
         self.limit = conf["http.content.limit"]
@@ -225,7 +233,7 @@ class HttpClient:
         ``Exchange`` with ``tag``. Never raises: a failure is the exchange's ``error``."""
         parts = urlsplit(url)
         sent = [("Host", parts.netloc), *self.headers, *(extra_headers or {}).items()]
-        exchange = Exchange(url, sent, time.time())
+        exchange = Exchange(url, sent, self.clock())
         transfer = _Transfer(
             exchange, tag, time.monotonic(), _Body(self.limit), _Gate(self.allow_private)
         )

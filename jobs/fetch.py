@@ -37,8 +37,9 @@ from engine.task_parse import TaskParser, commit_parsed, finish_parse
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
 from lib.clock import Stopwatch, now_ms
-from lib.fetching.fetcher import CachedRobots, PartitionFetcher
+from lib.fetching.fetcher import PartitionFetcher
 from lib.fetching.http import user_agent
+from lib.fetching.tasks import CachedRobots
 from lib.progress import ProgressFile, read_progress
 from lib.storage import basename, join
 from lib.vocabulary import (

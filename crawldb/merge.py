@@ -196,6 +196,7 @@ def _apply_success(new: Row, old: Row, fetch: Row) -> None:
         status=st.FETCHED,
         content_hash=content_hash,
         simhash=fetch.get("simhash"),
+        minhash=fetch.get("minhash"),
         title=fetch.get("title"),
         etag=fetch["etag"],
         last_modified=fetch["last_modified"],

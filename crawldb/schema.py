@@ -65,6 +65,7 @@ CRAWLDB = Table(
         ("http_status", "INT"),  # last HTTP status, NULL when no response
         ("content_hash", "STRING"),  # SHA-256 of the last body, hex
         ("simhash", "BIGINT"),  # 64-bit SimHash of the visible text, signed
+        ("minhash", "BINARY"),  # MinHash sketch of the same text, 64 bytes (dedup)
         ("etag", "STRING"),
         ("last_modified", "STRING"),  # Last-Modified header as sent by the server
         ("content_type", "STRING"),
@@ -178,6 +179,7 @@ PARSE = Table(
         ("text", "STRING"),  # visible text, whitespace folded
         ("content_hash", "STRING"),
         ("simhash", "BIGINT"),
+        ("minhash", "BINARY"),  # MinHash sketch of the text (lib.content.fingerprint)
         ("outlinks", f"ARRAY<{OUTLINK_TYPE}>"),  # normalized, filtered, in document order
         ("links_rejected", "MAP<STRING, INT>"),  # links dropped, by reason
         ("robots", "STRING"),  # noindex,nofollow from meta robots and X-Robots-Tag

@@ -12,6 +12,7 @@
     DIR/segments/<segment>/warc/      *.warc.gz written by fetch
     DIR/segments/<segment>/cdxj/      *.warc.gz.cdxj, the CDXJ index of each WARC file
     DIR/segments/<segment>/_<stage>.done   JSON summary, written when a stage completes
+                                      (and _deduped.done, crawl's dedup of the round)
 
 Segment names are the UTC time of generate, ``yyyyMMddHHmmss`` as in Nutch, so they
 sort in creation order. DIR is a local path or ``hdfs://NAMENODE:PORT/path``
@@ -32,6 +33,8 @@ from lib.errors import MissingInput
 from lib.storage import Storage, absolute, basename, join, storage_for
 
 STAGES = ("generated", "fetched", "parsed", "updated")
+# Markers past the stages: crawl's per-round de-duplication (crawl.dedup).
+MARKERS = (*STAGES, "deduped")
 LOCK_NAME = "_lock"
 
 
@@ -179,8 +182,8 @@ class Segment:
 
     def mark(self, stage: str, summary: dict) -> None:
         """Record that ``stage`` completed, with its summary figures (atomic rename)."""
-        if stage not in STAGES:
-            raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
+        if stage not in MARKERS:
+            raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(MARKERS)}")
         self.storage.makedirs(self.path)
         text = json.dumps(summary, sort_keys=True) + "\n"
         self.storage.write_atomic(join(self.path, f"_{stage}.done"), text.encode("utf-8"))

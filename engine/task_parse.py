@@ -74,6 +74,7 @@ def parse_table_row(url: str, result) -> dict:
         "text": result.text,
         "content_hash": result.content_hash,
         "simhash": result.simhash,
+        "minhash": result.minhash,
         "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
         "links_rejected": result.links_rejected,
         "robots": result.robots,

@@ -13,13 +13,17 @@ import sys
 from engine import arrow
 from engine.cli import job_main, job_parser
 from engine.layout import STAGES, DataDir, Segment, require_crawldb, require_file
+from engine.metrics import record
+from engine.progress import progress
 from engine.store import crawldb_exists
 from engine.submissions import inject_pending
+from jobs.dedup import dedup_segment
 from jobs.fetch import WORKER_MODULES, fetch
 from jobs.generate import generate
 from jobs.inject import inject
 from jobs.parse import parse
 from jobs.updatedb import updatedb
+from lib.clock import Stopwatch
 from lib.storage import join
 
 
@@ -32,6 +36,9 @@ def build_parser():
         "--adddays", type=float, default=0.0, help="pretend the clock is N days ahead"
     )
     return parser
+
+
+DEDUPED = "deduped"  # the segment's _deduped.done: the round's duplicates are marked
 
 
 def run(spark, conf, args) -> int:
@@ -48,7 +55,7 @@ def run(spark, conf, args) -> int:
             file=sys.stderr,
         )
         return 2
-    for name in unfinished_segments(data):
+    for name in unfinished_segments(data, conf):
         print(f"crawl: finishing segment {name} left unfinished", flush=True)
         finish_segment(spark, conf, data, data.segment(name))
     for number in range(1, args.rounds + 1):
@@ -62,12 +69,14 @@ def run(spark, conf, args) -> int:
     return 0
 
 
-def unfinished_segments(data: DataDir) -> list[str]:
-    """Segments generated but not yet applied to the crawldb, oldest first."""
+def unfinished_segments(data: DataDir, conf) -> list[str]:
+    """Segments generated but not yet applied to the crawldb (or, with ``crawl.dedup``,
+    applied but not de-duplicated: a round killed between the two), oldest first."""
+    last = DEDUPED if conf["crawl.dedup"] else "updated"
     return [
         name
         for name in data.segment_names()
-        if data.segment(name).done("generated") and not data.segment(name).done("updated")
+        if data.segment(name).done("generated") and not data.segment(name).done(last)
     ]
 
 
@@ -81,6 +90,19 @@ def finish_segment(spark, conf, data: DataDir, segment: Segment) -> None:
     for stage in STAGES[1:]:
         if not segment.done(stage):
             stages[stage]()
+    if conf["crawl.dedup"] and not segment.done(DEDUPED):
+        dedup_round(spark, conf, data, segment)
+
+
+def dedup_round(spark, conf, data: DataDir, segment: Segment) -> None:
+    """Mark the round's duplicates (``jobs.dedup.dedup_segment``); the segment's
+    ``_deduped.done`` says it is done, so that a rerun after a kill does it once."""
+    clock = Stopwatch()
+    summary = dedup_segment(spark, conf.as_dict(), data, segment.name)
+    summary["seconds"] = round(clock.seconds, 1)
+    segment.mark(DEDUPED, summary)
+    record(spark, data.root, "dedup", segment.name, summary)
+    progress("dedup", [("duplicates", summary["duplicates"]), ("restored", summary["restored"])])
 
 
 def check(conf, args) -> None:

@@ -3,10 +3,19 @@
 Usage: ``submit.sh dedup --data DIR``. Among fetched pages:
 
 - exact duplicates share a SHA-256 ``content_hash``;
-- near-duplicates have 64-bit SimHashes at most ``dedup.simhash.distance`` bits apart.
-  Candidate pairs come from banding (Manku et al. 2007): the fingerprint is cut into
-  four 16-bit blocks and only pages sharing a block are compared, which finds every
-  pair within 3 bits without comparing all pairs.
+- near-duplicates have MinHash sketches that estimate a Jaccard resemblance of their
+  word 3-shingles of at least ``dedup.minhash.threshold``: pages meet when one of the
+  sketch's 16 bands of 4 bytes agrees (LSH), and only those pairs are compared; or
+  64-bit SimHashes at most ``dedup.simhash.distance`` bits apart, whose candidates come
+  from banding too (Manku et al. 2007: four 16-bit blocks, which finds every pair
+  within 3 bits).
+
+``crawl`` runs the same rules every round (``crawl.dedup``) on the round's pages only:
+each page fetched in the round is compared with the pages of the whole crawldb that
+share its SHA-256, a MinHash band or a SimHash block, and of each pair found the page
+ranked lower becomes a duplicate of the other (a page already a duplicate stays one).
+This job is the full pass: it compares all pages and restores pages no longer
+duplicated; running it after the rounds' passes changes nothing it would not have set.
 
 A page naming another URL of its site as canonical (``dedup.canonical``) is a duplicate of
 it once that URL has been fetched; such pages take no part in the content comparisons, so
@@ -29,6 +38,7 @@ from engine.progress import progress
 from engine.store import read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch
+from lib.content.fingerprint import MINHASH_BANDS, MINHASH_ROWS, MINHASH_SIZE
 
 BANDS = 4
 BAND_BITS = 16
@@ -84,32 +94,117 @@ def keep_key():
     )
 
 
-def near_duplicates(pages, distance: int):
-    """``(url, duplicate_of)`` for pages within ``distance`` bits of a better page."""
+def simhash_bands():
+    """A page's SimHash blocks, each with its band number (Manku et al.'s banding)."""
     from pyspark.sql import functions as F
 
-    blocks = F.array(
+    blocks = [F.shiftright("simhash", i * BAND_BITS).bitwiseAND(0xFFFF) for i in range(BANDS)]
+    return F.array(
         *[
-            F.struct(
-                F.lit(i).alias("band"),
-                F.shiftright("simhash", i * BAND_BITS).bitwiseAND(0xFFFF).alias("block"),
-            )
-            for i in range(BANDS)
+            F.struct(F.lit(i).alias("band"), F.hex(block).alias("block"))
+            for i, block in enumerate(blocks)
         ]
     )
-    bands = (
-        pages.where(F.col("simhash").isNotNull())
-        .select("url", "simhash", keep_key().alias("key"), F.explode(blocks).alias("b"))
-        .select("url", "simhash", "key", "b.band", "b.block")
+
+
+def minhash_bands():
+    """A page's MinHash bands, each with its band number (after the SimHash's)."""
+    from pyspark.sql import functions as F
+
+    return F.array(
+        *[
+            F.struct(
+                F.lit(BANDS + i).alias("band"),
+                F.hex(F.substring("minhash", i * MINHASH_ROWS + 1, MINHASH_ROWS)).alias("block"),
+            )
+            for i in range(MINHASH_BANDS)
+        ]
     )
-    worse, better = bands.alias("w"), bands.alias("k")
-    pairs = worse.join(
-        better,
+
+
+def banded(pages, conf):
+    """``(url, simhash, minhash, key, band, block)``: a row per band of every page, for
+    the bands the settings use; None when near-duplicate detection is off."""
+    from pyspark.sql import functions as F
+
+    parts = []
+    if conf["dedup.simhash.distance"] >= 0:
+        parts.append(F.when(F.col("simhash").isNotNull(), simhash_bands()))
+    if conf["dedup.minhash.threshold"] >= 0:
+        parts.append(F.when(F.col("minhash").isNotNull(), minhash_bands()))
+    if not parts:
+        return None
+    bands = F.concat(*[F.coalesce(part, F.array().cast(part_type())) for part in parts])
+    exploded = pages.select(
+        "url", "simhash", "minhash", keep_key().alias("key"), F.explode(bands).alias("b")
+    )
+    return exploded.select("url", "simhash", "minhash", "key", "b.band", "b.block")
+
+
+def part_type() -> str:
+    """The type of ``banded``'s band arrays."""
+    return "array<struct<band:int,block:string>>"
+
+
+def near_match(conf):
+    """Whether two pages of a pair (columns ``simhash``/``minhash`` and ``k_simhash``/
+    ``k_minhash``) are near duplicates: SimHashes within the distance, or sketches that
+    resemble enough."""
+    import math
+
+    from pyspark.sql import functions as F
+
+    matches = []
+    distance = conf["dedup.simhash.distance"]
+    if distance >= 0:
+        xor = F.col("simhash").bitwiseXOR(F.col("k_simhash"))
+        matches.append(F.bit_count(xor) <= distance)
+    threshold = conf["dedup.minhash.threshold"]
+    if threshold >= 0:
+        # Sketch bytes agree with probability J + (1 - J) / 256 (b-bit MinHash).
+        needed = math.ceil(MINHASH_SIZE * (threshold * 255 / 256 + 1 / 256))
+        agree = F.expr(
+            f"aggregate(sequence(1, {MINHASH_SIZE}), 0, (acc, i) -> acc + "
+            "if(substring(minhash, i, 1) = substring(k_minhash, i, 1), 1, 0))"
+        )
+        matches.append(agree >= needed)
+    condition = matches[0]
+    for match in matches[1:]:
+        condition = condition | match
+    return F.coalesce(condition, F.lit(False))
+
+
+def near_pairs(worse, better, conf):
+    """``(url, kept)``: pages of ``worse`` near a better-ranked page of ``better`` (both
+    from ``banded``), with that page's key, one row per pair."""
+    from pyspark.sql import functions as F
+
+    w, k = worse.alias("w"), better.alias("k")
+    met = w.join(
+        k,
         (F.col("w.band") == F.col("k.band"))
         & (F.col("w.block") == F.col("k.block"))
         & (F.col("k.key") < F.col("w.key")),
-    ).where(F.bit_count(F.col("w.simhash").bitwiseXOR(F.col("k.simhash"))) <= distance)
-    best = pairs.groupBy(F.col("w.url").alias("url")).agg(F.min("k.key").alias("kept"))
+    ).select(
+        F.col("w.url").alias("url"),
+        F.col("w.simhash").alias("simhash"),
+        F.col("w.minhash").alias("minhash"),
+        F.col("k.key").alias("kept"),
+        F.col("k.simhash").alias("k_simhash"),
+        F.col("k.minhash").alias("k_minhash"),
+    )
+    pairs = met.dropDuplicates(["url", "kept"])
+    return pairs.where(near_match(conf)).select("url", "kept")
+
+
+def near_duplicates(pages, conf):
+    """``(url, duplicate_of)`` for pages near a better page (the best of them)."""
+    from pyspark.sql import functions as F
+
+    bands = banded(pages, conf)
+    if bands is None:
+        return pages.limit(0).select("url", F.col("url").alias("duplicate_of"))
+    best = near_pairs(bands, bands, conf).groupBy("url").agg(F.min("kept").alias("kept"))
     return best.select("url", F.col("kept.u").alias("duplicate_of"))
 
 
@@ -125,16 +220,19 @@ def canonical_duplicates(pages):
     return naming.join(targets, "duplicate_of").select("url", "duplicate_of")
 
 
-def dedup(spark, conf, data: DataDir) -> dict:
-    """Find duplicates and write them to the crawldb in one Delta MERGE."""
-    from delta.tables import DeltaTable
+def content_pages(crawldb):
+    """The crawldb's pages with content: fetched, not modified, or duplicates."""
     from pyspark.sql import functions as F
 
-    crawldb = read_crawldb(spark, data)
-    pages = crawldb.where(
-        F.col("status").isin(st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
-        & F.col("content_hash").isNotNull()
-    )
+    status = F.col("status").isin(st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
+    return crawldb.where(status & F.col("content_hash").isNotNull())
+
+
+def dedup(spark, conf, data: DataDir) -> dict:
+    """Find duplicates among all pages and write them to the crawldb in one commit."""
+    from pyspark.sql import functions as F
+
+    pages = content_pages(read_crawldb(spark, data))
     canonical = pages.limit(0).select("url", F.col("url").alias("duplicate_of"))
     if conf["dedup.canonical"]:
         canonical = canonical_duplicates(pages).cache()
@@ -142,13 +240,29 @@ def dedup(spark, conf, data: DataDir) -> dict:
     by_content = pages.join(canonical, "url", "left_anti")
     exact = exact_duplicates(by_content)
     found = canonical.unionByName(exact)
-    distance = conf["dedup.simhash.distance"]
-    if distance >= 0:
-        # Near-duplicates among the exact groups' kept pages only.
-        singles = by_content.join(exact, "url", "left_anti")
-        found = found.unionByName(near_duplicates(singles, distance))
-    found = found.cache()
+    # Near-duplicates among the exact groups' kept pages only.
+    singles = by_content.join(exact, "url", "left_anti")
+    found = found.unionByName(near_duplicates(singles, conf)).cache()
     restored = pages.where(F.col("status") == st.DUPLICATE).join(found, "url", "left_anti")
+    summary = {
+        "canonical": canonical.count(),
+        "exact": exact.count(),
+        "duplicates": found.count(),
+        "restored": restored.count(),
+    }
+    write_verdicts(spark, data, found, restored, "trawl dedup")
+    found.unpersist()
+    canonical.unpersist()
+    progress("dedup", list(summary.items()))
+    return summary
+
+
+def write_verdicts(spark, data: DataDir, found, restored, message: str) -> None:
+    """Mark ``found`` (url, duplicate_of) duplicates and set ``restored`` (url) back to
+    fetched, in one Delta MERGE labelled ``message``."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
     updates = found.select("url", F.lit(st.DUPLICATE).alias("status"), "duplicate_of").unionByName(
         restored.select(
             "url",
@@ -156,13 +270,7 @@ def dedup(spark, conf, data: DataDir) -> dict:
             F.lit(None).cast("string").alias("duplicate_of"),
         )
     )
-    summary = {
-        "canonical": canonical.count(),
-        "exact": exact.count(),
-        "duplicates": found.count(),
-        "restored": restored.count(),
-    }
-    with delta_commit_message(spark, "trawl dedup"):
+    with delta_commit_message(spark, message):
         (
             DeltaTable.forPath(spark, data.crawldb)
             .alias("t")
@@ -170,9 +278,68 @@ def dedup(spark, conf, data: DataDir) -> dict:
             .whenMatchedUpdate(set={"status": "s.status", "duplicate_of": "s.duplicate_of"})
             .execute()
         )
+
+
+def round_pairs(fresh, pages, conf):
+    """``(url, kept)``: every page worse than a page it duplicates by content, where one
+    of the two was fetched in the round (``fresh``) and the other is any page."""
+    from pyspark.sql import functions as F
+
+    f = fresh.select("url", "content_hash", keep_key().alias("key")).alias("f")
+    p = pages.select("url", "content_hash", keep_key().alias("key")).alias("p")
+    same = f.join(p, F.col("f.content_hash") == F.col("p.content_hash"))
+    same = same.where(F.col("f.url") != F.col("p.url"))
+    worse_fresh = same.where(F.col("p.key") < F.col("f.key")).select(
+        F.col("f.url").alias("url"), F.col("p.key").alias("kept")
+    )
+    worse_old = same.where(F.col("f.key") < F.col("p.key")).select(
+        F.col("p.url").alias("url"), F.col("f.key").alias("kept")
+    )
+    pairs = worse_fresh.unionByName(worse_old)
+    fresh_bands, page_bands = banded(fresh, conf), banded(pages, conf)
+    if fresh_bands is not None:
+        pairs = pairs.unionByName(near_pairs(fresh_bands, page_bands, conf))
+        pairs = pairs.unionByName(near_pairs(page_bands, fresh_bands, conf))
+    return pairs
+
+
+def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
+    """The round's pass (``crawl.dedup``): the pages fetched in ``segment`` against the
+    whole crawldb, by the same rules as ``dedup``. A page of the round takes the verdict
+    (duplicate of the best page it duplicates, else not a duplicate); an earlier page
+    becomes a duplicate of a better page of the round, unless it is one already."""
+    from pyspark.sql import functions as F
+
+    pages = content_pages(read_crawldb(spark, data)).cache()
+    canonical = canonical_duplicates(pages) if conf["dedup.canonical"] else None
+    # As in the full pass: a page that is a duplicate of its canonical is not compared.
+    by_content = pages if canonical is None else pages.join(canonical, "url", "left_anti")
+    fresh = by_content.where(F.col("segment") == segment)
+    best = round_pairs(fresh, by_content, conf).groupBy("url").agg(F.min("kept").alias("kept"))
+    found = best.select("url", F.col("kept.u").alias("duplicate_of"))
+    if canonical is not None:
+        touched = pages.where(F.col("segment") == segment).select("url")
+        targets = touched.select(F.col("url").alias("duplicate_of"))
+        canonical = canonical.join(touched, "url", "left_semi").unionByName(
+            canonical.join(targets, "duplicate_of", "left_semi")
+        )
+        found = found.join(canonical, "url", "left_anti").unionByName(canonical)
+    states = pages.select("url", "status", F.col("segment").alias("_segment"))
+    found = (
+        found.join(states, "url")
+        .where((F.col("_segment") == segment) | (F.col("status") != st.DUPLICATE))
+        .select("url", "duplicate_of")
+        .cache()
+    )
+    restored = (
+        pages.where((F.col("segment") == segment) & (F.col("status") == st.DUPLICATE))
+        .join(found, "url", "left_anti")
+        .select("url")
+    )
+    summary = {"duplicates": found.count(), "restored": restored.count()}
+    write_verdicts(spark, data, found, restored, f"trawl dedup segment={segment}")
     found.unpersist()
-    canonical.unpersist()
-    progress("dedup", [(key, value) for key, value in summary.items()])
+    pages.unpersist()
     return summary
 
 

@@ -169,7 +169,9 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     fetch = with_millis(pages(read_current(spark, segment.table("fetch"))), FETCH)
     fetch = fetch.drop("content", "headers")
     parsed = read_current(spark, segment.table("parse"))
-    fingerprints = parsed.select("url", "content_hash", "simhash", "title", "canonical")
+    if "minhash" not in parsed.columns:  # parsed by a Trawl without MinHash sketches
+        parsed = parsed.withColumn("minhash", F.lit(None).cast("binary"))
+    fingerprints = parsed.select("url", "content_hash", "simhash", "minhash", "title", "canonical")
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
     # A duplicate's links were followed from the copy kept: not a second time.
     duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")

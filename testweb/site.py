@@ -12,6 +12,8 @@ Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``; ``/copy/k`` is ``/page/k
   crawl reaches every page, as in the benchmark's web;
 - ``/robots.txt``: ``Disallow: /private/`` for everyone; host 1 asks for a Crawl-delay;
   host 2 also disallows ``/page/5`` for Trawl only; the last host has no robots.txt (404);
+- ``/news/...`` and ``/syndicated/...``: a news web of realistic text with exact and
+  near copies whose right answer is known (``testweb.news``);
 - behaviour endpoints in the style of Scrapy's mock server: ``/status/<code>``,
   ``/redirect/<n>`` (a chain of n hops), ``/gzip``, ``/large``, ``/delay/<ms>``.
 
@@ -42,6 +44,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import formatdate
+
+from testweb.news import NewsWeb
 
 SPECIAL_ROLES = (
     "robots_unavailable",  # robots.txt answers 503: nothing may be fetched this round
@@ -90,11 +94,17 @@ class Site:
     words: int = 800  # words of text of the home page and /page/k (800: about 4.5 KB)
     stragglers: int = 0  # the ring's last hosts that play STRAGGLER_ROLES, in turn
     trickle_s: float = 20.0  # how long the trickling straggler's page takes
+    news_articles: int = 200  # articles of each ring host's news pages (testweb.news)
 
     @property
     def ring(self) -> int:
         """How many hosts form the linked ring."""
         return self.ring_size or len(self.hosts)
+
+    @functools.cached_property
+    def news(self) -> NewsWeb:
+        """The ring hosts' news pages (``/news/...``, ``/syndicated/...``)."""
+        return NewsWeb(tuple(self.base(i) for i in range(self.ring)), self.news_articles)
 
     @functools.cached_property
     def _host_index(self) -> dict[str, int]:
@@ -155,6 +165,9 @@ class Site:
         straggling = self._straggling(index, route, hit)
         if straggling is not None:
             return straggling
+        if route.startswith(("/news/", "/syndicated/")) and index < self.ring:
+            page = self.news.page(index, route)
+            return Response(200, page) if page else Response(404, b"not found", "text/plain")
         if route == "/":
             return _html(
                 f"Home of host {index}", self._home_links(index), _words(index, 0, size=self.words)

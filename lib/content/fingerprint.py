@@ -1,5 +1,14 @@
-"""Content fingerprints: SHA-256 of the body (exact duplicates) and a 64-bit SimHash of
-the visible text (near duplicates, Hamming distance of a few bits).
+"""Content fingerprints: SHA-256 of the body (exact duplicates), a 64-bit SimHash of
+the visible text (near duplicates a few bits apart; the soft-404 test) and a MinHash
+sketch of the same shingles (near duplicates by their Jaccard resemblance).
+
+The MinHash sketch (Broder 1997) has ``MINHASH_SIZE`` one-byte values (b-bit minwise
+hashing, Li and König 2010): for each of the hash functions ``a * x + b`` (mod 2^64) over
+the shingles' 64-bit digests, one byte of the digest that minimises it. Two pages'
+sketches agree at a position with probability ``J + (1 - J) / 256`` (J: the Jaccard
+resemblance of their shingle sets), so ``resemblance(a, b)`` estimates J; and the
+sketch cut into ``MINHASH_BANDS`` bands of ``MINHASH_ROWS`` bytes gives the band keys
+under which pages of high resemblance meet (LSH), so that dedup compares only those.
 
 The SimHash features are word 3-shingles of the lower-cased text (Manku et al. 2007);
 the 64-bit value is stored as a signed BIGINT (two's complement) so that Spark's
@@ -38,6 +47,17 @@ _ASCII_WORD_BYTES = (
     + b" " * 128
 )
 _CHUNK = 32_768  # shingles hashed per numpy pass: ~10 MB of blocks, fits the caches
+MINHASH_SIZE = 64  # hash functions, one byte each
+MINHASH_ROWS = 4  # bytes per LSH band: pages meet in a band when all four agree
+MINHASH_BANDS = MINHASH_SIZE // MINHASH_ROWS
+# The hash functions' odd multipliers and offsets, and the multiplier that picks a byte
+# of the minimising digest: fixed, so that sketches of every round compare.
+_MINHASH_RANDOM = np.random.default_rng(20261204).integers(
+    0, np.iinfo(np.uint64).max, size=2 * MINHASH_SIZE + 1, dtype=np.uint64, endpoint=True
+)
+_MINHASH_A = _MINHASH_RANDOM[:MINHASH_SIZE] | np.uint64(1)
+_MINHASH_B = _MINHASH_RANDOM[MINHASH_SIZE : 2 * MINHASH_SIZE]
+_MINHASH_PICK = _MINHASH_RANDOM[-1] | np.uint64(1)
 
 
 def content_hash(body: bytes) -> str:
@@ -72,7 +92,12 @@ def simhash64(text: str | None) -> int | None:
 
 
 def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
-    """``simhash64`` of each text, computed for all of them in one pass.
+    """``simhash64`` of each text, computed for all of them in one pass."""
+    return [simhash for simhash, _ in fingerprints_many(texts)]
+
+
+def fingerprints_many(texts: Sequence[str | None]) -> list[tuple[int | None, bytes | None]]:
+    """``(simhash64, minhash sketch)`` of each text, computed for all of them in one pass.
 
     The texts' words are joined into one UTF-8 buffer; each shingle is a slice of it
     (its words joined by single spaces, as ``shingles`` makes it), hashed by the
@@ -83,19 +108,43 @@ def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
     starts, ends = _word_bounds(buffer, words)
     first, last, owner = _shingle_words(words)
     if not len(first):
-        return [None] * len(texts)
+        return [(None, None)] * len(texts)
     shingle_starts = starts[first]
     lengths = ends[last] - shingle_starts
     digests = _second_half_digests(buffer, shingle_starts, lengths)
     bits = np.unpackbits(digests, axis=1)
+    values = digests.view(">u8").ravel()
     boundaries = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]).tolist()
-    results: list[int | None] = [None] * len(texts)
+    results: list[tuple[int | None, bytes | None]] = [(None, None)] * len(texts)
     for begin, end in zip(boundaries, boundaries[1:] + [len(owner)], strict=True):
         # a column sum per text: np.add.reduceat along axis 0 is slower
         majority = 2 * bits[begin:end].sum(axis=0, dtype=np.int32) > end - begin
         value = int.from_bytes(np.packbits(majority).tobytes(), "big")
-        results[int(owner[begin])] = to_signed64(value)
+        results[int(owner[begin])] = (to_signed64(value), minhash_sketch(values[begin:end]))
     return results
+
+
+def minhash_sketch(digests: np.ndarray) -> bytes:
+    """The b-bit MinHash sketch of a page's shingle digests (unsigned 64-bit)."""
+    # A repeated shingle hashes the same: the minimum over the page's shingles is the one
+    # over its set. One row per hash function, so that each minimum is a contiguous scan.
+    digests = digests.astype(np.uint64)
+    with np.errstate(over="ignore"):  # arithmetic mod 2^64
+        hashed = _MINHASH_A[:, None] * digests[None, :]
+        hashed += _MINHASH_B[:, None]
+        chosen = digests[hashed.argmin(axis=1)]
+        return ((chosen * _MINHASH_PICK) >> np.uint64(56)).astype(np.uint8).tobytes()
+
+
+def resemblance(a: bytes, b: bytes) -> float:
+    """The Jaccard resemblance two sketches estimate (b-bit MinHash, 8 bits)."""
+    agree = sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+    return max(0.0, (agree - 1 / 256) / (1 - 1 / 256))
+
+
+def band_keys(sketch: bytes) -> list[bytes]:
+    """The sketch's LSH band keys, ``MINHASH_ROWS`` bytes each."""
+    return [sketch[i : i + MINHASH_ROWS] for i in range(0, len(sketch), MINHASH_ROWS)]
 
 
 def _joined_words(text: str) -> bytes:

@@ -22,7 +22,7 @@ from lxml import etree
 
 from lib.content import pagemeta
 from lib.content.encoding import decide_encoding
-from lib.content.fingerprint import content_hash, simhash64_many, without_own_address
+from lib.content.fingerprint import content_hash, fingerprints_many, without_own_address
 from lib.url.filter import UrlFilter, clean
 from lib.url.normalize import resolve
 
@@ -51,6 +51,7 @@ class ParseResult:
     text: str | None = None
     content_hash: str | None = None
     simhash: int | None = None
+    minhash: bytes | None = None  # b-bit MinHash sketch of the text (near duplicates)
     encoding: str | None = None
     encoding_source: str | None = None  # bom, header, meta, detected, default
     description: str | None = None
@@ -81,8 +82,8 @@ def parse_page(
 
 
 def parse_pages(pages: Sequence[tuple], conf: Mapping[str, Any]) -> list[ParseResult]:
-    """Parse a batch of ``(url, body, content_type, headers)``; the SimHashes of the
-    batch are computed together, in one vectorised pass (``simhash64_many``), each
+    """Parse a batch of ``(url, body, content_type, headers)``; the fingerprints of the
+    batch are computed together, in one vectorised pass (``fingerprints_many``), each
     without the page's own address where its text names it.
 
     ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
@@ -93,9 +94,9 @@ def parse_pages(pages: Sequence[tuple], conf: Mapping[str, Any]) -> list[ParseRe
     texts = [
         without_own_address(text, page[0]) for page, (_, text) in zip(pages, parsed, strict=True)
     ]
-    values = simhash64_many(texts)
-    for (result, _), value in zip(parsed, values, strict=True):
-        result.simhash = value
+    values = fingerprints_many(texts)
+    for (result, _), (simhash, minhash) in zip(parsed, values, strict=True):
+        result.simhash, result.minhash = simhash, minhash
     return [result for result, _ in parsed]
 
 

@@ -7,6 +7,8 @@ each with 10 outlinks to URLs not in the crawldb (1M new outlinks). It then time
 
 * ``generate`` (topN 100k) over the crawldb, and
 * ``updatedb`` of the segment (100k rows updated, 1M inserted, one Delta MERGE),
+* the round's dedup pass after it (``crawl.dedup``: the 100k pages against the whole
+  crawldb, by SHA-256, MinHash bands and SimHash blocks), beside updatedb's time,
 
 with Trawl's own job functions, and reports the crawldb's bytes per URL on disk before
 and after. Layouts are compared side by side at the smallest size (``--layouts``):
@@ -60,6 +62,14 @@ LAYOUTS = {
 }
 
 
+def sketch_of(column):
+    """64 bytes of hash standing for a page's MinHash sketch (no two pages near)."""
+    from pyspark.sql import functions as F
+
+    halves = [F.sha2(F.concat(column, F.lit(part)), 256) for part in ("m1", "m2")]
+    return F.unhex(F.concat(*halves))
+
+
 def crawldb_frame(spark, size: int):
     """``size`` synthetic crawldb rows with the table's schema."""
     from pyspark.sql import functions as F
@@ -103,6 +113,15 @@ def crawldb_frame(spark, size: int):
         "http_status": when_fetched(F.lit(200)),
         "content_hash": when_fetched(F.sha2(F.col("id").cast("string"), 256)),
         "simhash": when_fetched(F.xxhash64("id", F.lit("simhash"))),
+        # 64 bytes of a hash: sketches of distinct pages (none near another)
+        "minhash": when_fetched(
+            F.unhex(
+                F.concat(
+                    F.sha2(F.concat(F.col("id").cast("string"), F.lit("m1")), 256),
+                    F.sha2(F.concat(F.col("id").cast("string"), F.lit("m2")), 256),
+                )
+            )
+        ),
         "etag": F.lit(None).cast("string"),
         "last_modified": F.lit(None).cast("string"),
         "content_type": when_fetched(F.lit("text/html")),
@@ -209,6 +228,12 @@ def write_segment(spark, data: DataDir, crawldb) -> str:
         F.lit("text").alias("text"),
         F.sha2(F.col("url"), 256).alias("content_hash"),
         F.xxhash64("url").alias("simhash"),
+        F.unhex(
+            F.concat(
+                F.sha2(F.concat(F.col("url"), F.lit("m1")), 256),
+                F.sha2(F.concat(F.col("url"), F.lit("m2")), 256),
+            )
+        ).alias("minhash"),
         links.alias("outlinks"),
         F.create_map().cast("map<string,int>").alias("links_rejected"),
         F.lit(None).cast("string").alias("robots"),
@@ -230,6 +255,7 @@ def live_bytes(spark, path: str) -> int:
 def run_one(size: int, layout: str, work: Path, conf) -> dict:
     from delta.tables import DeltaTable
 
+    from jobs.dedup import dedup_segment
     from jobs.generate import generate
     from jobs.updatedb import updatedb
 
@@ -263,6 +289,9 @@ def run_one(size: int, layout: str, work: Path, conf) -> dict:
     figures["updatedb_new"] = summary["new"]
     after = summary["crawldb"]
     figures["bytes_per_url_after"], figures["files_after"] = _per_url(spark, data.crawldb, after)
+    started = time.perf_counter()
+    dedup_segment(spark, conf.as_dict(), data, "20261130000000")  # crawl.dedup's round pass
+    figures["dedup_s"] = round(time.perf_counter() - started, 1)
     if layout == "zorder":
         started = time.perf_counter()
         DeltaTable.forPath(spark, data.crawldb).optimize().executeZOrderBy("host")
@@ -310,12 +339,16 @@ def main(argv=None) -> int:
 
 
 def print_table(results: list[dict]) -> None:
-    print("\nsize        layout  build s  generate s  updatedb s  bytes/URL before  after  files")
+    print(
+        "\nsize        layout  build s  generate s  updatedb s  dedup s  dedup/updatedb"
+        "  bytes/URL before  after  files"
+    )
     for r in results:
+        share = r["dedup_s"] / r["updatedb_s"]
         print(
             f"{r['size']:>10,}  {r['layout']:<6}  {r['build_s']:>7}  {r['generate_s']:>10}  "
-            f"{r['updatedb_s']:>10}  {r['bytes_per_url']:>16}  {r['bytes_per_url_after']:>5}  "
-            f"{r['files_after']:>5}"
+            f"{r['updatedb_s']:>10}  {r['dedup_s']:>7}  {share:>14.0%}  "
+            f"{r['bytes_per_url']:>16}  {r['bytes_per_url_after']:>5}  {r['files_after']:>5}"
         )
     base = [r for r in results if r["layout"] == results[-1]["layout"]]
     if len(base) > 1:

@@ -42,7 +42,11 @@ def store_robots(spark, data: DataDir, fetch_table: str) -> None:
     from pyspark.sql import functions as F
 
     fetched = read_current(spark, fetch_table)
-    answers = fetched.where((F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500))
+    # A redirect hop has its own row; the answer is the hop that ended the chain.
+    final = F.col("redirect_to").isNull()
+    answers = fetched.where(
+        (F.col("origin") == ORIGIN_ROBOTS) & (F.col("http_status") < 500) & final
+    )
     answers = answers.dropDuplicates(["host"])
     upsert_by_host(spark, data.robots, answers, ROBOTS, "trawl fetch robots cache")
 

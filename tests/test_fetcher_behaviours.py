@@ -7,9 +7,11 @@ from urllib.parse import urlsplit
 
 import pytest
 from conftest import TEST_SERVER_DELAY
+from warcio.archiveiterator import ArchiveIterator
 from weblog import by_host, entries_for, politeness_violations
 
 from lib import vocabulary as st
+from lib.archive.warc import WarcFile
 from lib.config import load_config
 from lib.fetching.fetcher import PartitionFetcher
 from lib.url.normalize import host_of
@@ -66,6 +68,37 @@ def test_robots_redirect_is_followed(web):
     assert pages[f"{base}/page/1"]["fetch_status"] == st.SUCCESS
     # then /sitemap.xml: the robots.txt names no sitemap
     assert paths(log, host) == ["/robots.txt", "/robots-real.txt", "/page/1", "/sitemap.xml"]
+
+
+def test_each_robots_hop_has_its_row_pointing_at_its_own_record(web, tmp_path):
+    """Issue 40: the row of /robots.txt said 200 and pointed at /robots-real.txt's record;
+    now each hop has its row, its status and its own WARC record."""
+    base, host = special(web, "robots_redirect")
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            "fetcher.allow.private.networks=true",
+            "http.agent.url=https://trawl.invalid/behaviour-robots-hops",
+            "fetcher.soft404.probe=false",
+            "sitemap.fetch=false",
+        ]
+    )
+    path = tmp_path / "hops.warc.gz"
+    warc = WarcFile(str(path), {"software": "test"})
+    rows = [{"url": f"{base}/page/1", "host": host_of(base), "depth": 1, "score": 1.0}]
+    results = list(PartitionFetcher(conf, warc).run(rows))
+    warc.close()
+    robots = {r["url"]: r for r in results if r["origin"] == "robots"}
+    assert set(robots) == {f"{base}/robots.txt", f"{base}/robots-real.txt"}
+    hop, final = robots[f"{base}/robots.txt"], robots[f"{base}/robots-real.txt"]
+    assert hop["http_status"] == 301 and hop["redirect_to"] == f"{base}/robots-real.txt"
+    assert final["http_status"] == 200 and final.get("redirect_to") is None
+    assert {hop["host"], final["host"]} == {host_of(base)}  # the robots cache's key
+    with open(path, "rb") as handle:
+        for row in results:
+            handle.seek(row["warc_offset"])
+            record = next(iter(ArchiveIterator(handle)))
+            assert record.rec_headers.get_header("WARC-Target-URI") == row["url"]
 
 
 def test_only_the_first_500_kib_of_robots_is_parsed(web):

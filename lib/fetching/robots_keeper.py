@@ -65,18 +65,21 @@ class RobotsKeeper:
         if exchange.status in REDIRECTS and location and task.hops < ROBOTS_MAX_HOPS:
             target = resolve(location, task.url)
             if target and scheme_of(target) in ("http", "https"):
-                self.emit(exchange, None)
+                # The hop has its row (and its WARC pointer); the cache takes the last.
+                row = robots_row(host, task, exchange, exchange.status, self.clock())
+                row["redirect_to"] = target
+                self.emit(exchange, row)
                 self.scheduler.add_first(host, replace(task, url=target, hops=task.hops + 1))
                 return exchange.ended_monotonic + pause
         status = exchange.status if exchange.error is None else None
         if exchange.error in HOST_FAILURES:
             self.rules[host] = self.parse(None, b"")
-            self.emit(exchange, robots_row(task, exchange, None, self.clock()))
+            self.emit(exchange, robots_row(host, task, exchange, None, self.clock()))
             self.drain(host, HOST_FAILURES[exchange.error], exchange.error)
             return exchange.ended_monotonic + pause
         rules = self.parse(status, exchange.body)
         self.rules[host] = rules
-        self.emit(exchange, robots_row(task, exchange, status, self.clock()))
+        self.emit(exchange, robots_row(host, task, exchange, status, self.clock()))
         if self._apply(host, rules):
             self.sitemaps.after_robots(host, task.first_url.removesuffix("/robots.txt"), rules)
         return exchange.ended_monotonic + self.hosts[host].delay()

@@ -46,11 +46,15 @@ def answered_row(task: FetchItem, exchange: Exchange, now: float) -> dict[str, A
     return fetch_row(task, st.outcome_of_http(code), reason, now, exchange)
 
 
-def robots_row(task: RobotsTask, exchange: Exchange, status: int | None, now: float) -> dict:
-    """The row of a host's robots.txt (under the URL first asked, whatever the hops)."""
-    first = FetchItem(task.first_url, 0, 0.0, origin=ORIGIN_ROBOTS)
-    row = fetch_row(first, st.RETRY, None, now)
+def robots_row(
+    host: str, task: RobotsTask, exchange: Exchange, status: int | None, now: float
+) -> dict:
+    """The row of one hop of ``host``'s robots.txt, under the hop's own URL (so that its
+    WARC pointer is its own record's) and the host's name (the robots cache's key)."""
+    hop = FetchItem(task.url, 0, 0.0, origin=ORIGIN_ROBOTS, hops=task.hops)
+    row = fetch_row(hop, st.RETRY, None, now)
     row.update(exchange_columns(exchange))
+    row["host"] = host
     row["fetch_status"] = st.outcome_of_http(status) if status else st.RETRY
     row["reason"] = exchange.error or (None if status == 200 else st.http_reason(status))
     return row

@@ -30,6 +30,7 @@ from crawldb.schedule import (
 )
 from crawldb.schema import CRAWLDB
 from lib import vocabulary as st
+from lib.clock import http_date_ms
 from lib.url.domains import same_site
 from lib.url.normalize import host_of
 
@@ -70,7 +71,7 @@ def new_row(
         discovered_time=now_ms,
         metadata=dict(metadata or {}),
     )
-    return row
+    return with_next_fetch_time(row)
 
 
 def merge_inject(old: Row | None, injected: Row, update: bool) -> Row:
@@ -84,7 +85,7 @@ def merge_inject(old: Row | None, injected: Row, update: bool) -> Row:
         merged["fetch_interval"] = injected["fetch_interval"]
         merged["fixed_interval"] = injected["fixed_interval"]
         merged["metadata"] = {**(old.get("metadata") or {}), **injected["metadata"]}
-    return merged
+    return with_next_fetch_time(merged)
 
 
 def merge_links(old: Row | None, url: str, host: str, links: Row, now_ms: int, conf) -> Row:
@@ -150,6 +151,7 @@ def apply_fetch(row: Row, fetch: Row, segment: str, conf: Mapping[str, Any]) -> 
         # A 304 may repeat or update the validators; without them the old ones stand.
         new["etag"] = fetch.get("etag") or row.get("etag")
         new["last_modified"] = fetch.get("last_modified") or row.get("last_modified")
+        new["last_modified_time"] = http_date_ms(new["last_modified"])
         if row.get("content_hash") is not None:
             _adapt_interval(new, row, changed=False, conf=conf)
     elif outcome in _FINAL_FAILURE:
@@ -200,6 +202,10 @@ def _apply_success(new: Row, old: Row, fetch: Row) -> None:
         title=fetch.get("title"),
         etag=fetch["etag"],
         last_modified=fetch["last_modified"],
+        last_modified_time=http_date_ms(fetch["last_modified"]),
+        capture_segment=new["segment"],  # set by apply_fetch: this fetch's segment
+        warc_file=fetch.get("warc_file"),
+        warc_offset=fetch.get("warc_offset"),
         content_type=fetch["content_type"],
         redirect_to=None,
         duplicate_of=None,
@@ -231,4 +237,13 @@ def update_row(
     if fetch is not None:
         # Its fetch list is applied: generate may take it again (generate.update.crawldb).
         row = {**apply_fetch(row, fetch, segment, conf), "generate_time": None}
+    row = with_next_fetch_time(row)
     return None if row == old else row
+
+
+def with_next_fetch_time(row: Row) -> Row:
+    """The row with ``next_fetch_time``, the name that says what ``fetch_time`` is (the
+    next due time, Nutch's meaning), set to it."""
+    if row.get("next_fetch_time") != row["fetch_time"]:
+        row = {**row, "next_fetch_time": row["fetch_time"]}
+    return row

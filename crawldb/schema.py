@@ -52,7 +52,8 @@ CRAWLDB = Table(
         ("host", "STRING"),
         ("status", "STRING"),  # lib.vocabulary names
         ("reason", "STRING"),  # why the status: http_404, robots_denied, timeout ...
-        ("fetch_time", "TIMESTAMP"),  # next time the URL is due
+        ("fetch_time", "TIMESTAMP"),  # next time the URL is due (Nutch's name)
+        ("next_fetch_time", "TIMESTAMP"),  # the same, under a name that says it
         ("last_fetch_time", "TIMESTAMP"),  # when it was last fetched (any outcome)
         ("modified_time", "TIMESTAMP"),  # when its content was last seen to change
         ("fetch_interval", "INT"),  # seconds between fetches
@@ -68,6 +69,7 @@ CRAWLDB = Table(
         ("minhash", "BINARY"),  # MinHash sketch of the same text, 64 bytes (dedup)
         ("etag", "STRING"),
         ("last_modified", "STRING"),  # Last-Modified header as sent by the server
+        ("last_modified_time", "TIMESTAMP"),  # the same as a time (NULL: none, or no date)
         ("content_type", "STRING"),
         ("title", "STRING"),
         ("redirect_to", "STRING"),  # target of a redirect status
@@ -77,6 +79,11 @@ CRAWLDB = Table(
         ("revisit_count", "INT"),  # re-fetches that compared content (200 or 304)
         ("generate_time", "TIMESTAMP"),  # in a fetch list not applied yet (generate.update.crawldb)
         ("segment", "STRING"),  # segment whose fetch last updated the row
+        # The latest capture with a body: DIR/segments/<capture_segment>/warc/<warc_file>,
+        # its response record at warc_offset (so the crawldb joins to the archive).
+        ("capture_segment", "STRING"),
+        ("warc_file", "STRING"),
+        ("warc_offset", "BIGINT"),
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
         ("metadata", "MAP<STRING, STRING>"),  # seed metadata
     ),

@@ -89,6 +89,28 @@ def test_success_records_fingerprints_and_change_time():
     assert changed["modified_time"] == FETCHED_AT + MS_PER_DAY
 
 
+def test_a_capture_is_pointed_at_and_its_last_modified_is_a_time():
+    """Issue 40: the crawldb row joins to the archive (segment, file, offset of the
+    latest capture with a body) and carries Last-Modified as a time too."""
+    sent = "Tue, 14 Nov 2023 22:13:20 GMT"
+    page = fetch(st.SUCCESS, 200, warc_file="w.warc.gz", warc_offset=123, last_modified=sent)
+    first = apply_fetch(row(), page, "s1", CONF)
+    assert (first["capture_segment"], first["warc_file"], first["warc_offset"]) == (
+        "s1",
+        "w.warc.gz",
+        123,
+    )
+    assert first["last_modified_time"] == 1_700_000_000_000
+    unchanged = fetch(st.NOT_MODIFIED, 304, fetched_at=FETCHED_AT + MS_PER_DAY)
+    later = apply_fetch(
+        first, {**unchanged, "warc_file": "x.warc.gz", "warc_offset": 9}, "s2", CONF
+    )
+    assert (later["capture_segment"], later["warc_offset"]) == ("s1", 123)  # a 304: no body
+    assert later["last_modified_time"] == 1_700_000_000_000  # the validator kept
+    garbled = apply_fetch(row(), {**page, "last_modified": "yesterday"}, "s1", CONF)
+    assert garbled["last_modified"] == "yesterday" and garbled["last_modified_time"] is None
+
+
 def test_skipped_host_leaves_the_row_unchanged():
     old = row()
     assert apply_fetch(old, fetch(st.SKIPPED), "s1", CONF) == old

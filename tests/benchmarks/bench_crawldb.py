@@ -101,6 +101,7 @@ def crawldb_frame(spark, size: int):
         .otherwise("redir_perm"),
         "reason": F.when(kind >= 95, F.when(kind < 98, "http_404").otherwise("http_301")),
         "fetch_time": F.timestamp_millis(F.when(fetched, ms + 30 * DAY_MS).otherwise(ms)),
+        "next_fetch_time": F.timestamp_millis(F.when(fetched, ms + 30 * DAY_MS).otherwise(ms)),
         "last_fetch_time": F.timestamp_millis(when_fetched(ms)),
         "modified_time": F.timestamp_millis(when_fetched(ms)),
         "fetch_interval": F.lit(2_592_000),
@@ -124,6 +125,7 @@ def crawldb_frame(spark, size: int):
         ),
         "etag": F.lit(None).cast("string"),
         "last_modified": F.lit(None).cast("string"),
+        "last_modified_time": F.lit(None).cast("timestamp"),
         "content_type": when_fetched(F.lit("text/html")),
         "title": when_fetched(
             F.concat(F.lit("Article "), F.col("id").cast("string"), F.lit(" on "), section)
@@ -135,6 +137,9 @@ def crawldb_frame(spark, size: int):
         "revisit_count": when_fetched(F.lit(0)),
         "generate_time": F.lit(None).cast("timestamp"),
         "segment": when_fetched(F.lit("20261101000000")),
+        "capture_segment": when_fetched(F.lit("20261101000000")),
+        "warc_file": when_fetched(F.lit("trawl-20261101000000-00000.warc.gz")),
+        "warc_offset": when_fetched(F.col("id") * 4000),
         "discovered_time": F.timestamp_millis(ms - 30 * DAY_MS),
         "metadata": F.lit(None).cast("map<string,string>"),
     }

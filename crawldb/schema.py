@@ -174,7 +174,7 @@ PARSE = Table(
     "parse",
     (
         ("url", "STRING"),
-        ("parse_status", "STRING"),  # success, not_html, failed
+        ("parse_status", "STRING"),  # success, not_parsed (no parser for its type), failed
         ("reason", "STRING"),
         ("title", "STRING"),
         ("description", "STRING"),  # meta description
@@ -190,5 +190,6 @@ PARSE = Table(
         ("outlinks", f"ARRAY<{OUTLINK_TYPE}>"),  # normalized, filtered, in document order
         ("links_rejected", "MAP<STRING, INT>"),  # links dropped, by reason
         ("robots", "STRING"),  # noindex,nofollow from meta robots and X-Robots-Tag
+        ("metadata", "MAP<STRING, STRING>"),  # from parser plugins and parse filters
     ),
 )

@@ -18,6 +18,7 @@ from engine import write_behind
 from engine.layout import DataDir
 from engine.lock import DataDirLock, LockedError
 from engine.session import build_spark
+from lib import plugins
 from lib.config import Config, ConfigError, load_config
 from lib.errors import UsageError
 
@@ -71,6 +72,7 @@ def job_main(
     args = parser.parse_args(argv)
     try:
         conf = load_config(args.conf_file, args.conf)
+        plugins.check(conf)
         if check is not None:
             check(conf, args)
     except (ConfigError, UsageError) as exc:

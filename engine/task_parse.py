@@ -31,8 +31,10 @@ from engine.metrics import record
 from engine.progress import progress
 from lib import vocabulary as st
 from lib.clock import Stopwatch
-from lib.content.parse import parse_pages
+from lib.content.fingerprint import content_hash
+from lib.content.parse import HTML_TYPES, PageParsers, ParseResult
 from lib.content.sitemaps import parse_sitemap
+from lib.export import Exports, documents
 from lib.parquet_file import write_parquet
 from lib.url.filter import UrlFilter, clean
 from lib.vocabulary import ORIGIN_ROBOTS, ORIGIN_SITEMAP
@@ -41,17 +43,30 @@ QUEUED_PAGES = 64  # pages fetched and not yet parsed, at most
 _END = object()  # the fetch is over
 
 
-def parse_batch(conf: dict, rows: list) -> list[dict]:
+def parse_batch(conf: dict, rows: list, parsers: PageParsers | None = None) -> list[dict]:
     """Parse fetch-result rows into parse-table rows: dicts from Arrow (``headers`` as
-    key-value pairs), or the fetcher's own (which leave out the fields with no value)."""
+    key-value pairs), or the fetcher's own (which leave out the fields with no value).
+    A body cut at a size limit is parsed only when it is HTML (a cut PDF is unreadable):
+    others are recorded not_parsed, reason truncated."""
+    parsers = parsers or PageParsers(conf)
+    whole = [row for row in rows if not _cut_not_html(row)]
     pages = [
         (row["url"], row["content"] or b"", row.get("content_type"), _headers(row.get("headers")))
-        for row in rows
+        for row in whole
     ]
-    return [
-        parse_table_row(row["url"], result)
-        for row, result in zip(rows, parse_pages(pages, conf), strict=True)
-    ]
+    parsed = dict(zip((row["url"] for row in whole), parsers.parse(pages), strict=True))
+    return [parse_table_row(row["url"], parsed.get(row["url"]) or _cut(row)) for row in rows]
+
+
+def _cut(row: dict) -> ParseResult:
+    return ParseResult(
+        "not_parsed", reason="truncated", content_hash=content_hash(row["content"] or b"")
+    )
+
+
+def _cut_not_html(row: dict) -> bool:
+    kind = (row.get("content_type") or "text/html").split(";")[0].strip().lower()
+    return bool(row.get("truncated")) and kind not in HTML_TYPES
 
 
 def _headers(pairs) -> dict | None:
@@ -78,6 +93,7 @@ def parse_table_row(url: str, result) -> dict:
         "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
         "links_rejected": result.links_rejected,
         "robots": result.robots,
+        "metadata": result.metadata,
     }
 
 
@@ -118,6 +134,8 @@ class TaskParser:
         self.figures: dict = dict.fromkeys(("pages", "html", "failed", "outlinks"), 0)
         self.figures["links_rejected"] = {}  # links parse kept out, by reason
         self.sitemap_rows: list[dict] = []
+        self.parsers = PageParsers(conf)  # the task's parser and filter plugins, made once
+        self.exports = Exports(conf)  # and its exporters
         self.pages: queue.Queue = queue.Queue(QUEUED_PAGES)
         self.written: tuple[int, int] | None = None
         self.error: BaseException | None = None
@@ -170,6 +188,7 @@ class TaskParser:
             rows, size = write_parquet(
                 self.segment.storage, self.paths["parse"], batches, stored, self.compression
             )
+            self.exports.close()
             self.written = (rows, size) if rows else None
             if not rows:
                 self.segment.storage.delete(self.paths["parse"])
@@ -198,7 +217,8 @@ class TaskParser:
             )
             pages = [row for row in pages if row["origin"] != ORIGIN_SITEMAP]
             if pages:
-                parsed = parse_batch(self.conf, pages)
+                parsed = parse_batch(self.conf, pages, self.parsers)
+                self.exports.export(documents(pages, parsed))
                 self._count(parsed)
                 yield pa.RecordBatch.from_pylist(parsed, schema=schema)
 

@@ -24,6 +24,8 @@ from engine.session import session_conf
 from engine.task_parse import finish_parse, parse_batch, sitemap_entries
 from lib import vocabulary as st
 from lib.clock import Stopwatch
+from lib.content.parse import PageParsers
+from lib.export import Exports, documents
 from lib.vocabulary import ORIGIN_SITEMAP
 
 
@@ -44,8 +46,13 @@ def parse_arrow(conf: dict, schema, batches) -> Iterator:
     out, a record batch at a time (a batch shares one vectorised SimHash pass)."""
     import pyarrow as pa
 
+    parsers, exports = PageParsers(conf), Exports(conf)  # the task's plugins, made once
     for batch in batches:
-        yield pa.RecordBatch.from_pylist(parse_batch(conf, batch.to_pylist()), schema=schema)
+        rows = batch.to_pylist()
+        parsed = parse_batch(conf, rows, parsers)
+        exports.export(documents(rows, parsed))
+        yield pa.RecordBatch.from_pylist(parsed, schema=schema)
+    exports.close()
 
 
 def parse_sitemaps(spark, conf, segment: Segment) -> int:

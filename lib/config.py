@@ -18,6 +18,13 @@ from typing import Any
 
 SPARK_PREFIX = "spark."
 DEFAULTS_NAME = "trawl-default.toml"
+# The keys that name plugins (lib.plugins), and the method each plugin of the key has.
+PLUGIN_KEYS = {
+    "urlfilter.plugins": "filter",
+    "parse.plugins": "parse",
+    "parse.filters": "filter",
+    "export.plugins": "export",
+}
 
 
 class ConfigError(ValueError):
@@ -91,14 +98,54 @@ def load_config(
     """Build the effective configuration from the defaults, site files and KEY=VALUE overrides."""
     path = defaults_file or defaults_path()
     defaults = _read_toml(path)
+    sites = [(str(conf_file), _read_toml(Path(conf_file))) for conf_file in conf_files]
+    pairs = [_split_override(item) for item in overrides]
+    defaults = {**defaults, **_plugin_defaults(defaults, sites, pairs)}
     values = dict(defaults)
-    for conf_file in conf_files:
-        for key, value in _read_toml(Path(conf_file)).items():
-            values[key] = _checked(key, value, defaults, source=str(conf_file))
-    for item in overrides:
-        key, value = _split_override(item)
-        values[key] = _checked(key, _convert(key, value, defaults), defaults, source="--conf")
+    for source, table in sites:
+        for key, value in table.items():
+            values[key] = _layered(values, key, _checked(key, value, defaults, source))
+    for key, text in pairs:
+        value = _checked(key, _convert(key, text, defaults), defaults, source="--conf")
+        values[key] = _layered(values, key, value)
     return Config(values)
+
+
+def _layered(values: Mapping[str, Any], key: str, value: Any) -> Any:
+    """A table (such as ``parse.plugins``) is merged into the one below it, an entry set
+    to "" removed; other values replace."""
+    if not isinstance(value, dict):
+        return value
+    merged = {**values.get(key, {}), **value}
+    return {name: entry for name, entry in merged.items() if entry != ""}
+
+
+def _plugin_defaults(defaults, sites, pairs) -> dict[str, Any]:
+    """The keys the plugins named in any layer declare (a plugin module's
+    ``TRAWL_DEFAULTS`` TOML file), to be validated like Trawl's own."""
+    import importlib
+
+    values = dict(defaults)
+    for source, table in sites:
+        for key in PLUGIN_KEYS.keys() & table.keys():
+            values[key] = _layered(values, key, _checked(key, table[key], defaults, source))
+    for key, text in pairs:
+        if key in PLUGIN_KEYS:
+            values[key] = _layered(values, key, _convert(key, text, defaults))
+    declared: dict[str, Any] = {}
+    for key in PLUGIN_KEYS:
+        named = values[key].values() if isinstance(values[key], dict) else values[key]
+        for path in named:
+            try:
+                module = importlib.import_module(path.partition(":")[0])
+            except ImportError as exc:
+                raise ConfigError(f"{key}: plugin {path!r} does not import: {exc}") from exc
+            extra = getattr(module, "TRAWL_DEFAULTS", None)
+            for name, value in (_read_toml(Path(extra)) if extra else {}).items():
+                if name in defaults:
+                    raise ConfigError(f"{key}: plugin {path!r} declares {name}, a Trawl key")
+                declared[name] = value
+    return declared
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -149,6 +196,9 @@ def _convert(key: str, text: str, defaults: Mapping[str, Any]) -> Any:
             return float(text)
         if isinstance(default, list):
             return [part.strip() for part in text.split(",") if part.strip()]
+        if isinstance(default, dict):  # NAME=VALUE,NAME=VALUE (merged into the table)
+            entries = [part.partition("=") for part in text.split(",") if part.strip()]
+            return {name.strip(): value.strip() for name, _, value in entries}
     except ValueError as exc:
         raise ConfigError(f"--conf {key}={text}: {exc}") from exc
     return text

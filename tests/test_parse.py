@@ -93,8 +93,9 @@ def test_broken_input_never_raises():
 
 
 def test_non_html_is_not_parsed_as_html():
-    result = parse_page("http://e.com/f.pdf", b"%PDF-1.4", "application/pdf", CONF)
-    assert result.status == "not_html" and result.outlinks == [] and result.content_hash
+    result = parse_page("http://e.com/f.bin", b"\x00\x01", "application/octet-stream", CONF)
+    assert result.status == "not_parsed" and result.reason == "application/octet-stream"
+    assert result.outlinks == [] and result.content_hash
     assert is_html(None, b"  <html>") and not is_html(None, b"PK\x03\x04")
 
 
@@ -172,7 +173,7 @@ def test_random_bytes_and_random_html_never_crash_the_parser():
             ).encode("utf-8", "surrogatepass")
         kind = rng.choice(["text/html", "text/html; charset=utf-16", None, "application/xhtml+xml"])
         result = parse_page("http://e.com/p", body, kind, CONF)
-        assert result.status in ("success", "failed", "not_html"), case
+        assert result.status in ("success", "failed", "not_parsed"), case
 
 
 def _not_found_page(path: str) -> bytes:

@@ -12,6 +12,8 @@ Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``; ``/copy/k`` is ``/page/k
   crawl reaches every page, as in the benchmark's web;
 - ``/robots.txt``: ``Disallow: /private/`` for everyone; host 1 asks for a Crawl-delay;
   host 2 also disallows ``/page/5`` for Trawl only; the last host has no robots.txt (404);
+- ``/doc.pdf``, ``/feed.xml``, ``/thing.trawl``, ``/blob.xyz``: pages of other types,
+  for the parser plugins (``testweb.documents``);
 - ``/news/...`` and ``/syndicated/...``: a news web of realistic text with exact and
   near copies whose right answer is known (``testweb.news``);
 - behaviour endpoints in the style of Scrapy's mock server: ``/status/<code>``,
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import formatdate
 
+from testweb import documents
 from testweb.news import NewsWeb
 
 SPECIAL_ROLES = (
@@ -432,6 +435,9 @@ def _behaviour(site: Site, index: int, route: str, hit: int = 0) -> Response:
         return Response(200, page, headers=(("X-Robots-Tag", "noindex, nofollow"),))
     if route == "/data.txt":
         return Response(200, f"plain text of host {index}\n".encode(), "text/plain")
+    if route in documents.ROUTES:
+        body, kind = documents.document(site.base(index), route)
+        return Response(200, body, kind)
     if route.startswith("/status/") and route[8:].isdigit():
         return Response(int(route[8:]), f"status {route[8:]}".encode(), "text/plain")
     if route.startswith("/redirect/") and route[10:].isdigit():

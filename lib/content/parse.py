@@ -1,10 +1,11 @@
-"""HTML parsing with lxml: title, visible text, outlinks, fingerprints (data flow step 4).
+"""Parsing: each page by the parser of its type (HTML with lxml, built in; others by
+plugins), then its fingerprints and parse filters (data flow step 4).
 
 ``parse_page`` (one page) and ``parse_pages`` (a batch) never raise on bad input: a
-page they cannot read is returned with ``status="failed"`` and a reason, a non-HTML
-type with ``status="not_html"``. Outlinks are resolved against ``<base href>`` (else
-the page URL) by the WHATWG rules, then normalized and filtered (``lib.url.normalize``); dropped
-links are counted.
+page they cannot read is returned with ``status="failed"`` and a reason, a type no
+parser is registered for (``parse.plugins``) with ``status="not_parsed"`` and the type.
+Outlinks are resolved against ``<base href>`` (else the page URL) by the WHATWG rules,
+then normalized and filtered (``lib.url.normalize``); dropped links are counted.
 
 Encoding is decided in this order: byte-order mark, the Content-Type charset, a
 ``<meta charset>`` in the first 1024 bytes, then detection with charset-normalizer.
@@ -20,6 +21,7 @@ from typing import Any
 import lxml.html
 from lxml import etree
 
+from lib import plugins
 from lib.content import pagemeta
 from lib.content.encoding import decide_encoding
 from lib.content.fingerprint import content_hash, fingerprints_many, without_own_address
@@ -61,6 +63,7 @@ class ParseResult:
     outlinks: list[Outlink] = field(default_factory=list)
     links_rejected: dict[str, int] = field(default_factory=dict)
     robots: str | None = None  # noindex / nofollow from meta robots and X-Robots-Tag
+    metadata: dict[str, str] = field(default_factory=dict)  # from plugins and parse filters
 
 
 def is_html(content_type: str | None, body: bytes) -> bool:
@@ -81,30 +84,140 @@ def parse_page(
     return parse_pages([(url, body, content_type, headers)], conf)[0]
 
 
-def parse_pages(pages: Sequence[tuple], conf: Mapping[str, Any]) -> list[ParseResult]:
-    """Parse a batch of ``(url, body, content_type, headers)``; the fingerprints of the
-    batch are computed together, in one vectorised pass (``fingerprints_many``), each
-    without the page's own address where its text names it.
+def parse_pages(
+    pages: Sequence[tuple], conf: Mapping[str, Any], parsers: PageParsers | None = None
+) -> list[ParseResult]:
+    """Parse a batch of ``(url, body, content_type, headers)`` with the parser of each
+    page's type (``parsers``: a task's plugins, made once; else made now)."""
+    return (parsers or PageParsers(conf)).parse(pages)
 
-    ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
+
+class PageParsers:
+    """A task's parsers by MIME type and its parse filters (``parse.plugins``,
+    ``parse.filters``; ``lib.plugins``), and the URL filter of their outlinks.
+
+    The fingerprints of a batch are computed together, in one vectorised pass
+    (``fingerprints_many``), each without the page's own address where its text names
+    it. ``noindex`` (meta robots or X-Robots-Tag) keeps the text out of the result (the
     fingerprints are still computed, for de-duplication); ``nofollow`` drops the outlinks.
     """
-    url_filter = UrlFilter(conf)
-    parsed = [_parse_one(*page, conf=conf, url_filter=url_filter) for page in pages]
-    texts = [
-        without_own_address(text, page[0]) for page, (_, text) in zip(pages, parsed, strict=True)
+
+    def __init__(self, conf: Mapping[str, Any]):
+        self.conf = conf
+        self.url_filter = UrlFilter(conf)
+        self.by_type = plugins.parsers(conf)
+        self.filters = [(path, made) for path, made in _filters(conf)]
+
+    def parse(self, pages: Sequence[tuple]) -> list[ParseResult]:
+        """Parse a batch of ``(url, body, content_type, headers)``."""
+        parsed = [self._parse_one(*page) for page in pages]
+        texts = [
+            without_own_address(text, page[0])
+            for page, (_, text) in zip(pages, parsed, strict=True)
+        ]
+        values = fingerprints_many(texts)
+        for (result, _), (simhash, minhash) in zip(parsed, values, strict=True):
+            result.simhash, result.minhash = simhash, minhash
+        for page, (result, text) in zip(pages, parsed, strict=True):
+            if result.status == "success":
+                self._filter(page[0], result, text)
+        return [result for result, _ in parsed]
+
+    def _parse_one(self, url, body, content_type, headers) -> tuple[ParseResult, str | None]:
+        """The page's result without its fingerprints, and the text to fingerprint."""
+        mime = _mime(content_type, body)
+        parser = self.by_type.get(mime)
+        if parser is None:
+            digest = content_hash(body)
+            return ParseResult("not_parsed", reason=mime or "unknown", content_hash=digest), None
+        if isinstance(parser, HtmlParser):
+            return _parse_one(
+                url, body, content_type, headers, conf=self.conf, url_filter=self.url_filter
+            )
+        try:
+            fields = parser.parse(url, body, content_type, dict(headers or {})) or {}
+        except Exception as exc:  # a plugin's failure is the page's, recorded
+            reason = f"{type(parser).__name__}: {exc}"[:200]
+            return ParseResult("failed", reason=reason, content_hash=content_hash(body)), None
+        return _from_fields(url, body, fields, self.url_filter), fields.get("text")
+
+    def _filter(self, url: str, result: ParseResult, text: str | None) -> None:
+        """Run the parse filters: each adds to the page's metadata."""
+        page = {"title": result.title, "text": text, "language": result.language}
+        for path, made in self.filters:
+            try:
+                added = made.filter(url, {**page, "metadata": dict(result.metadata)}) or {}
+            except Exception as exc:
+                raise RuntimeError(f"parse filter {path} failed on {url}: {exc}") from exc
+            result.metadata.update({str(k): str(v) for k, v in added.items() if v is not None})
+
+
+def _filters(conf: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (path, plugins.instance("parse.filters", path, conf))
+        for path in conf.get("parse.filters") or ()
     ]
-    values = fingerprints_many(texts)
-    for (result, _), (simhash, minhash) in zip(parsed, values, strict=True):
-        result.simhash, result.minhash = simhash, minhash
-    return [result for result, _ in parsed]
+
+
+def _mime(content_type: str | None, body: bytes) -> str | None:
+    """The page's MIME type, lower case: its Content-Type's, else HTML by its first byte."""
+    if content_type:
+        return content_type.split(";")[0].strip().lower() or None
+    return "text/html" if body.lstrip()[:1] == b"<" else None
+
+
+def _from_fields(url: str, body: bytes, fields: Mapping[str, Any], url_filter) -> ParseResult:
+    """A plugin parser's fields as a ParseResult: outlinks resolved against the page's
+    URL, normalized and filtered as the HTML parser's are."""
+    outlinks, dropped, seen = [], Counter(), set()
+    for link in fields.get("outlinks") or ():
+        href, anchor = (link, "") if isinstance(link, str) else (link[0], link[1] or "")
+        absolute = resolve(href, url)
+        key, reason = clean(absolute, url_filter, resolved=True) if absolute else (None, "invalid")
+        if key is None:
+            dropped[reason] += 1
+        elif key not in seen:
+            seen.add(key)
+            outlinks.append(Outlink(key, fold_space(anchor)[:ANCHOR_TEXT_LIMIT], None))
+    canonical = fields.get("canonical")
+    return ParseResult(
+        "success",
+        title=fields.get("title"),
+        text=fields.get("text"),
+        content_hash=content_hash(body),
+        description=fields.get("description"),
+        language=fields.get("language"),
+        canonical=clean(canonical, url_filter)[0] if canonical else None,
+        outlinks=outlinks,
+        links_rejected=dict(dropped),
+        metadata={str(k): str(v) for k, v in (fields.get("metadata") or {}).items()},
+    )
+
+
+class HtmlParser:
+    """The built-in HTML parser (lxml), registered as every parser is, by MIME type in
+    ``parse.plugins``; ``PageParsers`` calls it directly, with the batch's fingerprints."""
+
+    def __init__(self, conf: Mapping[str, Any]):
+        self.conf = conf
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, Any]) -> HtmlParser:
+        """The parser of a task."""
+        return cls(conf)
+
+    def parse(self, url, body, content_type, headers=None) -> dict[str, Any]:
+        """The plugin contract's fields of one page."""
+        result, text = _parse_one(
+            url, body, content_type, headers, conf=self.conf, url_filter=UrlFilter(self.conf)
+        )
+        links = [(link.url, link.anchor) for link in result.outlinks]
+        return {"title": result.title, "text": text, "outlinks": links, "language": result.language}
 
 
 def _parse_one(url, body, content_type, headers, *, conf, url_filter):
     """A page's ParseResult without its SimHash, and the visible text to fingerprint."""
     digest = content_hash(body)
-    if not is_html(content_type, body):
-        return ParseResult("not_html", reason=content_type or "unknown", content_hash=digest), None
     encoding, source = decide_encoding(body, content_type)
     try:
         doc = _document(body, encoding)

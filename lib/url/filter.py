@@ -23,6 +23,7 @@ from typing import Any
 
 from ada_url import URL
 
+from lib import plugins
 from lib.url.normalize import UrlNormalizer, normalize_resolved, plain_parts
 
 
@@ -90,6 +91,7 @@ class UrlFilter:
         self.regex = load_regex_rules(conf)
         self.max_params = conf["urlfilter.max.query.params"]
         self.max_repeats = conf["urlfilter.max.segment.repeats"]
+        self.plugins = plugins.instances("urlfilter.plugins", conf)
 
     def reject(self, url: str) -> str | None:
         """Why the normalized URL is out of scope, or ``None`` when it is kept."""
@@ -112,7 +114,12 @@ class UrlFilter:
             return "opted_out"
         if self.regex is not None and not self.regex.accepts(url):
             return "regex"
-        return self._trap(path, search)
+        reason = self._trap(path, search)
+        for plugin in self.plugins if reason is None else ():
+            reason = plugin.filter(url)  # a plugin's reason is counted as given
+            if reason:
+                return str(reason)
+        return reason
 
     def _host_refused(self, host: str) -> bool:
         if self.allow and not _host_matches(host, self.allow):

@@ -213,3 +213,61 @@ _WHITESPACE = [c for c in map(chr, range(0x3001)) if c.isspace()]
 def test_fold_space_folds_exactly_what_the_whitespace_regex_matches(pieces):
     text = "".join(pieces)
     assert fold_space(text) == re.sub(r"\s+", " ", text).strip()
+
+
+def test_the_main_text_filter_keeps_the_article_and_drops_the_chrome():
+    conf = load_config(overrides=["parse.filters=lib.content.main_text:MainText"])
+    article = "".join(
+        f"<p>Sentence {k} of the article, with words enough to read.</p>" for k in range(30)
+    )
+    page = (
+        "<html><body><nav><ul><li><a href='/a'>Home</a></li><li><a href='/b'>Sport</a></li>"
+        "</ul></nav><main><article><h1>Title</h1>" + article + "</article></main>"
+        "<footer><a href='/c'>Contact</a> Copyright Example</footer></body></html>"
+    ).encode()
+    result = parse_page("http://e.com/a", page, "text/html", conf)
+    main = result.metadata["main_text"]
+    assert "Sentence 29 of the article" in main and "Sport" not in main
+    assert "Copyright Example" not in main
+    assert "Sentence 29" in result.text  # the visible text stays as it was
+
+
+def test_the_shipped_exporters_write_files_other_tools_read(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from lib.export import Exports
+
+    conf = load_config(
+        overrides=[
+            "export.plugins=lib.export.jsonl:JsonLines,lib.export.parquet:ParquetFiles",
+            f"export.jsonl.dir={tmp_path / 'jsonl'}",
+            f"export.parquet.dir={tmp_path / 'parquet'}",
+        ]
+    )
+    document = {
+        "url": "http://e.com/a",
+        "fetch_status": "success",
+        "http_status": 200,
+        "fetched_at": 1_700_000_000_000,
+        "content_type": "text/html",
+        "parse_status": "success",
+        "title": "T",
+        "text": "text",
+        "language": "en",
+        "description": None,
+        "metadata": {"k": "v"},
+        "content_hash": "h",
+        "simhash": 5,
+        "outlinks": ["http://e.com/b"],
+    }
+    exports = Exports(conf)
+    exports.export([document, {**document, "url": "http://e.com/c"}])
+    assert not list((tmp_path / "jsonl").glob("*.jsonl"))  # visible once the task ends
+    exports.close()
+    lines = next((tmp_path / "jsonl").glob("*.jsonl")).read_text().splitlines()
+    assert [json.loads(line)["url"] for line in lines] == ["http://e.com/a", "http://e.com/c"]
+    table = pq.read_table(next((tmp_path / "parquet").glob("*.parquet")))
+    assert table.column("url").to_pylist() == ["http://e.com/a", "http://e.com/c"]
+    assert table.column("metadata").to_pylist()[0] == [("k", "v")]

@@ -119,8 +119,8 @@ class PageParsers:
         for (result, _), (simhash, minhash) in zip(parsed, values, strict=True):
             result.simhash, result.minhash = simhash, minhash
         for page, (result, text) in zip(pages, parsed, strict=True):
-            if result.status == "success":
-                self._filter(page[0], result, text)
+            if result.status == "success" and self.filters:
+                self._filter(page, result, text)
         return [result for result, _ in parsed]
 
     def _parse_one(self, url, body, content_type, headers) -> tuple[ParseResult, str | None]:
@@ -141,9 +141,17 @@ class PageParsers:
             return ParseResult("failed", reason=reason, content_hash=content_hash(body)), None
         return _from_fields(url, body, fields, self.url_filter), fields.get("text")
 
-    def _filter(self, url: str, result: ParseResult, text: str | None) -> None:
-        """Run the parse filters: each adds to the page's metadata."""
-        page = {"title": result.title, "text": text, "language": result.language}
+    def _filter(self, fetched: tuple, result: ParseResult, text: str | None) -> None:
+        """Run the parse filters: each adds to the page's metadata. A filter is given the
+        page's fields, its body and its content type."""
+        url, body, content_type = fetched[0], fetched[1], fetched[2]
+        page = {
+            "title": result.title,
+            "text": text,
+            "language": result.language,
+            "body": body,
+            "content_type": content_type,
+        }
         for path, made in self.filters:
             try:
                 added = made.filter(url, {**page, "metadata": dict(result.metadata)}) or {}

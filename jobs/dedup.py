@@ -298,9 +298,37 @@ def round_pairs(fresh, pages, conf):
     pairs = worse_fresh.unionByName(worse_old)
     fresh_bands, page_bands = banded(fresh, conf), banded(pages, conf)
     if fresh_bands is not None:
-        pairs = pairs.unionByName(near_pairs(fresh_bands, page_bands, conf))
-        pairs = pairs.unionByName(near_pairs(page_bands, fresh_bands, conf))
+        pairs = pairs.unionByName(round_near_pairs(fresh_bands, page_bands, conf))
     return pairs
+
+
+def round_near_pairs(fresh_bands, page_bands, conf):
+    """``(url, kept)`` of near duplicates between the round's pages and any page, in
+    one join: of each pair met and matched, the worse-ranked page with the other's key."""
+    from pyspark.sql import functions as F
+
+    f, p = fresh_bands.alias("f"), page_bands.alias("p")
+    met = f.join(
+        p,
+        (F.col("f.band") == F.col("p.band"))
+        & (F.col("f.block") == F.col("p.block"))
+        & (F.col("f.url") != F.col("p.url")),
+    ).select(
+        F.col("f.url").alias("f_url"),
+        F.col("p.url").alias("p_url"),
+        F.col("f.key").alias("f_key"),
+        F.col("p.key").alias("p_key"),
+        F.col("f.simhash").alias("simhash"),
+        F.col("f.minhash").alias("minhash"),
+        F.col("p.simhash").alias("k_simhash"),
+        F.col("p.minhash").alias("k_minhash"),
+    )
+    matched = met.dropDuplicates(["f_url", "p_url"]).where(near_match(conf))
+    fresh_worse = F.col("p_key") < F.col("f_key")
+    return matched.select(
+        F.when(fresh_worse, F.col("f_url")).otherwise(F.col("p_url")).alias("url"),
+        F.when(fresh_worse, F.col("p_key")).otherwise(F.col("f_key")).alias("kept"),
+    )
 
 
 def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
@@ -337,7 +365,8 @@ def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
         .select("url")
     )
     summary = {"duplicates": found.count(), "restored": restored.count()}
-    write_verdicts(spark, data, found, restored, f"trawl dedup segment={segment}")
+    if summary["duplicates"] or summary["restored"]:  # else no commit, no MERGE's scans
+        write_verdicts(spark, data, found, restored, f"trawl dedup segment={segment}")
     found.unpersist()
     pages.unpersist()
     return summary

@@ -242,6 +242,7 @@ def write_segment(spark, data: DataDir, crawldb) -> str:
         links.alias("outlinks"),
         F.create_map().cast("map<string,int>").alias("links_rejected"),
         F.lit(None).cast("string").alias("robots"),
+        F.create_map().cast("map<string,string>").alias("metadata"),
     )
     parse.select(*PARSE.names).write.format("delta").save(segment.table("parse"))
     chosen.unpersist()

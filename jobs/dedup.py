@@ -174,6 +174,18 @@ def near_match(conf):
     return F.coalesce(condition, F.lit(False))
 
 
+def pair_fingerprints(one: str, other: str) -> list:
+    """The fingerprint columns of a joined pair, as ``near_match`` reads them."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.col(f"{one}.simhash").alias("simhash"),
+        F.col(f"{one}.minhash").alias("minhash"),
+        F.col(f"{other}.simhash").alias("k_simhash"),
+        F.col(f"{other}.minhash").alias("k_minhash"),
+    ]
+
+
 def near_pairs(worse, better, conf):
     """``(url, kept)``: pages of ``worse`` near a better-ranked page of ``better`` (both
     from ``banded``), with that page's key, one row per pair."""
@@ -186,12 +198,7 @@ def near_pairs(worse, better, conf):
         & (F.col("w.block") == F.col("k.block"))
         & (F.col("k.key") < F.col("w.key")),
     ).select(
-        F.col("w.url").alias("url"),
-        F.col("w.simhash").alias("simhash"),
-        F.col("w.minhash").alias("minhash"),
-        F.col("k.key").alias("kept"),
-        F.col("k.simhash").alias("k_simhash"),
-        F.col("k.minhash").alias("k_minhash"),
+        F.col("w.url").alias("url"), F.col("k.key").alias("kept"), *pair_fingerprints("w", "k")
     )
     pairs = met.dropDuplicates(["url", "kept"])
     return pairs.where(near_match(conf)).select("url", "kept")
@@ -318,10 +325,7 @@ def round_near_pairs(fresh_bands, page_bands, conf):
         F.col("p.url").alias("p_url"),
         F.col("f.key").alias("f_key"),
         F.col("p.key").alias("p_key"),
-        F.col("f.simhash").alias("simhash"),
-        F.col("f.minhash").alias("minhash"),
-        F.col("p.simhash").alias("k_simhash"),
-        F.col("p.minhash").alias("k_minhash"),
+        *pair_fingerprints("f", "p"),
     )
     matched = met.dropDuplicates(["f_url", "p_url"]).where(near_match(conf))
     fresh_worse = F.col("p_key") < F.col("f_key")

@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
+
+from lib.clock import http_date_ms
 
 BACK_OFF_STATUSES = (429, 503)
 
@@ -45,13 +46,8 @@ def parse_retry_after(value: str | None, now: float) -> float | None:
     text = value.strip()
     if text.isdigit():
         return float(text)
-    try:
-        moment = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max(0.0, moment.timestamp() - now)
+    moment_ms = http_date_ms(text)
+    return None if moment_ms is None else max(0.0, moment_ms / 1000 - now)
 
 
 class HostState:

@@ -203,14 +203,27 @@ def _apply_success(new: Row, old: Row, fetch: Row) -> None:
         etag=fetch["etag"],
         last_modified=fetch["last_modified"],
         last_modified_time=http_date_ms(fetch["last_modified"]),
-        capture_segment=new["segment"],  # set by apply_fetch: this fetch's segment
-        warc_file=fetch.get("warc_file"),
-        warc_offset=fetch.get("warc_offset"),
         content_type=fetch["content_type"],
         redirect_to=None,
         duplicate_of=None,
         canonical=site_canonical(new["url"], new["host"], fetch.get("canonical")),
     )
+    new.update(_capture(new, old, fetch))
+
+
+def _capture(new: Row, old: Row, fetch: Row) -> Row:
+    """The archived capture of the fetched payload: this fetch's record, unless it
+    brought the payload already archived (the earlier record, which holds the body)."""
+    digest = fetch.get("payload_digest")
+    if digest is not None and digest == old.get("payload_digest") and old.get("warc_file"):
+        return {}
+    return {
+        "capture_segment": new["segment"],  # set by apply_fetch: this fetch's segment
+        "warc_file": fetch.get("warc_file"),
+        "warc_offset": fetch.get("warc_offset"),
+        "capture_time": fetch["fetched_at"] if fetch.get("warc_file") else None,
+        "payload_digest": digest,
+    }
 
 
 def update_row(

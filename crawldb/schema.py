@@ -81,9 +81,12 @@ CRAWLDB = Table(
         ("segment", "STRING"),  # segment whose fetch last updated the row
         # The latest capture with a body: DIR/segments/<capture_segment>/warc/<warc_file>,
         # its response record at warc_offset (so the crawldb joins to the archive).
+        # A re-fetch of the same payload leaves them (and the two below) as they were.
         ("capture_segment", "STRING"),
         ("warc_file", "STRING"),
         ("warc_offset", "BIGINT"),
+        ("capture_time", "TIMESTAMP"),  # that record's WARC-Date
+        ("payload_digest", "STRING"),  # its WARC-Payload-Digest (sha1:BASE32)
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
         ("metadata", "MAP<STRING, STRING>"),  # seed metadata
     ),
@@ -99,6 +102,8 @@ FETCHLIST = Table(
         ("depth", "INT"),
         ("etag", "STRING"),
         ("last_modified", "STRING"),
+        ("payload_digest", "STRING"),  # of the archived capture (crawldb), for a revisit
+        ("capture_time", "TIMESTAMP"),
         ("priority", "DOUBLE"),  # crawldb.priority, when generated
         ("tier", "STRING"),  # high, medium, low
         ("partition", "INT"),  # fetch partition of its host (crawldb.partitioning)
@@ -130,7 +135,8 @@ FETCH = Table(
         ("error_detail", "STRING"),  # the exception or limit behind a failure
         ("ip", "STRING"),  # address the fetcher connected to
         ("warc_file", "STRING"),  # file name under the segment's warc/ folder
-        ("warc_offset", "BIGINT"),  # byte offset of the response record
+        ("warc_offset", "BIGINT"),  # byte offset of the response (or revisit) record
+        ("payload_digest", "STRING"),  # WARC-Payload-Digest of the answer (sha1:BASE32)
     ),
 )
 

@@ -192,10 +192,18 @@ def with_cached(fetchlist, robots, probed, known):
         "score",
         "etag",
         "last_modified",
-        *[  # a fetch list written before tiers had neither column
+        *[  # an older fetch list lacks some (tiers, the archived capture)
             F.col(name) if name in fetchlist.columns else F.lit(None).cast(kind).alias(name)
-            for name, kind in (("tier", "string"), ("priority", "double"))
+            for name, kind in (
+                ("tier", "string"),
+                ("priority", "double"),
+                ("payload_digest", "string"),
+            )
         ],
+        # in epoch ms, as the fetcher's rows have times
+        F.unix_millis("capture_time").alias("capture_time")
+        if "capture_time" in fetchlist.columns
+        else F.lit(None).cast("bigint").alias("capture_time"),
         F.col("partition").cast("int").alias("partition"),
         F.lit(None).cast("int").alias("robots_status"),
         F.lit(None).cast("binary").alias("robots_body"),

@@ -6,6 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True)
+class PriorCapture:
+    """The archived capture of a URL's current payload, from an earlier round: a re-fetch
+    that brings the same payload is archived as a revisit of it (WARC 1.1, 6.7.2)."""
+
+    payload_digest: str  # its WARC-Payload-Digest, ``sha1:`` and base32
+    date_ms: int  # its WARC-Date, epoch milliseconds
+
+
 @dataclass
 class Exchange:
     """A request and what came back for it."""

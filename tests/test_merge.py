@@ -204,3 +204,25 @@ def test_only_a_same_site_canonical_other_than_the_page_is_kept():
         None: None,
     }
     assert site_canonical("http://a.test/x", "a.test", "http://a.test/x") is None
+
+
+def test_a_refetch_of_the_same_payload_keeps_pointing_at_the_record_with_the_body():
+    """Issue 40: an identical-payload revisit holds headers only, so the crawldb's
+    capture stays the earlier response (its date is the revisit's WARC-Refers-To-Date);
+    a new payload moves it."""
+    page = fetch(st.SUCCESS, 200, warc_file="w1.warc.gz", warc_offset=10, payload_digest="sha1:A")
+    first = apply_fetch(row(), page, "s1", CONF)
+    assert first["capture_time"] == FETCHED_AT and first["payload_digest"] == "sha1:A"
+    again = {**page, "fetched_at": FETCHED_AT + MS_PER_DAY, "warc_file": "w2.warc.gz"}
+    same = apply_fetch(first, again, "s2", CONF)
+    assert same["last_fetch_time"] == FETCHED_AT + MS_PER_DAY and same["segment"] == "s2"
+    kept = ("capture_segment", "warc_file", "warc_offset", "capture_time", "payload_digest")
+    assert [same[k] for k in kept] == ["s1", "w1.warc.gz", 10, FETCHED_AT, "sha1:A"]
+    changed = apply_fetch(same, {**again, "payload_digest": "sha1:B"}, "s3", CONF)
+    assert [changed[k] for k in kept] == [
+        "s3",
+        "w2.warc.gz",
+        10,
+        FETCHED_AT + MS_PER_DAY,
+        "sha1:B",
+    ]

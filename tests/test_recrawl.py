@@ -17,7 +17,7 @@ from engine.freshness import freshness
 from engine.layout import DataDir
 from jobs import crawl
 from lib import vocabulary as st
-from lib.archive.warc import REVISIT_NOT_MODIFIED
+from lib.archive.warc import REVISIT_IDENTICAL, REVISIT_NOT_MODIFIED
 from testweb.site import FRESH_PAGES, fresh_changes
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
@@ -131,3 +131,75 @@ def test_seed_metadata_survives_the_rounds(spark, web, tmp_path):
     assert first["status"] == st.FETCHED and second["status"] == st.FETCHED
     assert first["metadata"] == {"category": "news", "customer": "acme"}
     assert not second["metadata"]
+
+
+def record_at(path: Path, offset: int):
+    """(type, headers, block) of the WARC record at ``offset`` of ``path``."""
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        record = next(iter(ArchiveIterator(stream, check_digests="raise")))
+        return record.rec_type, record.rec_headers, record.content_stream().read()
+
+
+def test_unchanged_payloads_are_identical_payload_revisits_of_the_first_capture(
+    spark, web, tmp_path
+):
+    """Issue 40: pages without validators re-fetched unchanged are archived as revisits
+    (identical-payload-digest) naming their first capture, which the crawldb keeps
+    pointing at; a changed page is a response again; every fetch row points at a record
+    of its own URL; a metadata record follows each page's record (warc.metadata.records)."""
+    base = web.site.base(0)
+    same = [f"{base}/page/{k}" for k in (1, 2)]
+    changing = f"{base}/fresh/2"  # even: changes with the epoch (and is asked with validators)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(f"{url}\n" for url in [*same, changing]))
+    data = DataDir.at(str(tmp_path / "data"))
+    args = web_crawl_args(data.root, AGENT_URL, "db.max.depth=0", "warc.metadata.records=true")
+    assert crawl.main(["--seeds", str(seeds), "--rounds", "1", *args]) == 0
+    first = {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
+    web.advance_epoch()
+    try:
+        assert crawl.main(["--rounds", "1", "--adddays", "31", *args]) == 0
+    finally:
+        web.advance_epoch(-1)
+    second = {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
+    segment = data.segment(data.segment_names()[-1])
+    fetched = spark.read.format("delta").load(segment.table("fetch")).collect()
+    kinds = {}
+    for row in fetched:  # every pointer resolves to a record of the row's own URL
+        kind, headers, _ = record_at(Path(segment.warc_dir) / row["warc_file"], row["warc_offset"])
+        assert headers.get_header("WARC-Target-URI") == row["url"]
+        kinds[row["url"]] = (kind, headers)
+    for url in same:
+        kind, headers = kinds[url]
+        assert kind == "revisit"
+        assert headers.get_header("WARC-Profile") == REVISIT_IDENTICAL
+        assert headers.get_header("WARC-Refers-To-Target-URI") == url
+        before = first[url]
+        assert second[url]["last_fetch_time"] > before["last_fetch_time"]
+        kept = ("capture_segment", "warc_file", "warc_offset", "capture_time", "payload_digest")
+        assert [second[url][k] for k in kept] == [before[k] for k in kept]
+        earlier = data.segment(before["capture_segment"])
+        was, was_headers, body = record_at(
+            Path(earlier.warc_dir) / before["warc_file"], before["warc_offset"]
+        )
+        assert was == "response" and body  # the crawldb points at the record with the body
+        assert headers.get_header("WARC-Refers-To-Date") == was_headers.get_header("WARC-Date")
+        assert headers.get_header("WARC-Payload-Digest") == before["payload_digest"]
+        assert was_headers.get_header("WARC-Payload-Digest") == before["payload_digest"]
+    assert kinds[changing][0] == "response"
+    assert second[changing]["capture_segment"] == segment.name
+    assert second[changing]["payload_digest"] != first[changing]["payload_digest"]
+    metadata = {}
+    for path in sorted(Path(segment.warc_dir).glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, check_digests="raise"):
+                if record.rec_type == "metadata":
+                    about = record.rec_headers.get_header("WARC-Concurrent-To")
+                    metadata[about] = record.content_stream().read().decode()
+    for url in [*same, changing]:
+        fields = metadata[kinds[url][1].get_header("WARC-Record-ID")].splitlines()
+        assert fields[1:3] == ["hopsFromSeed: 0", "origin: fetchlist"]
+        assert fields[0].startswith("fetchTimeMs: ")
+    page_links = metadata[kinds[same[0]][1].get_header("WARC-Record-ID")]
+    assert f"outlink: {base}/page/2" in page_links.splitlines()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
-from lib.archive.warc import REVISIT_NOT_MODIFIED, WarcFile
-from lib.exchange import Exchange
+from lib.archive.warc import REVISIT_IDENTICAL, REVISIT_NOT_MODIFIED, WarcFile
+from lib.exchange import Exchange, PriorCapture
 
 
 def exchange(url, body, status=200, truncated=False):
@@ -59,7 +59,7 @@ def test_records_read_back_with_valid_digests(tmp_path):
     )
     assert records[3][1].rec_headers.get_header("WARC-Truncated") == "length"
     with open(path, "rb") as handle:
-        handle.seek(offsets[1])
+        handle.seek(offsets[1].offset)
         record = next(iter(ArchiveIterator(handle)))
         assert record.rec_headers.get_header("WARC-Target-URI") == "http://a.test/2"
 
@@ -74,7 +74,7 @@ def test_abort_leaves_nothing(tmp_path):
 def test_a_304_is_a_header_only_revisit_record(tmp_path):
     path = tmp_path / "revisit.warc.gz"
     warc = WarcFile(str(path), {"software": "Trawl/test"})
-    offset = warc.write_exchange(exchange("http://a.test/same", b"", status=304))
+    offset = warc.write_exchange(exchange("http://a.test/same", b"", status=304)).offset
     warc.close()
     with open(path, "rb") as stream:
         stream.seek(offset)
@@ -83,6 +83,63 @@ def test_a_304_is_a_header_only_revisit_record(tmp_path):
         assert record.rec_headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
         assert record.http_headers.get_statuscode() == "304"
         assert record.content_stream().read() == b""
+
+
+def test_a_200_with_the_payload_archived_before_is_an_identical_payload_revisit(tmp_path):
+    """WARC 1.1, 6.7.2: headers only, the payload's digest, the earlier capture named."""
+    path = tmp_path / "identical.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    body = b"<html>unchanged</html>"
+    earlier = PriorCapture(sha1_b32(body), 1_600_000_000_123)
+    same = warc.write_exchange(exchange("http://a.test/same", body), earlier)
+    other = PriorCapture(sha1_b32(b"<html>before</html>"), 1_600_000_000_123)
+    changed = warc.write_exchange(exchange("http://a.test/changed", body), other)
+    cut = warc.write_exchange(exchange("http://a.test/cut", body, truncated=True), earlier)
+    gone = warc.write_exchange(exchange("http://a.test/gone", body, status=404), earlier)
+    warc.close()
+    assert [w.kind for w in (same, changed, cut, gone)] == [
+        "revisit",
+        "response",
+        "response",
+        "response",
+    ]
+    assert {w.payload_digest for w in (same, changed, cut, gone)} == {sha1_b32(body)}
+    with open(path, "rb") as stream:
+        stream.seek(same.offset)
+        record = next(iter(ArchiveIterator(stream, check_digests="raise")))
+        headers = record.rec_headers
+        assert record.rec_type == "revisit"
+        assert headers.get_header("WARC-Profile") == REVISIT_IDENTICAL
+        assert headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/same"
+        assert headers.get_header("WARC-Refers-To-Date") == "2020-09-13T12:26:40.123000Z"
+        assert headers.get_header("WARC-Payload-Digest") == sha1_b32(body)
+        assert record.http_headers.get_statuscode() == "200"
+        assert record.content_stream().read() == b""  # headers only
+        assert headers.get_header("WARC-Warcinfo-ID") is not None
+
+
+def test_a_metadata_record_names_its_response_and_carries_warc_fields(tmp_path):
+    path = tmp_path / "metadata.warc.gz"
+    warc = WarcFile(str(path), {"software": "Trawl/test"})
+    written = warc.write_exchange(exchange("http://a.test/m", b"<a href=x>x</a>"))
+    fields = [("fetchTimeMs", "12"), ("outlink", "http://a.test/x"), ("outlink", "http://b/\ny")]
+    warc.write_metadata("http://a.test/m", written, fields)
+    warc.close()
+    with open(path, "rb") as stream:
+        records = [
+            (r.rec_type, r.rec_headers, r.content_stream().read())
+            for r in ArchiveIterator(stream, check_digests="raise")
+        ]
+    assert [kind for kind, _, _ in records] == ["warcinfo", "response", "request", "metadata"]
+    _, meta, block = records[3]
+    assert meta.get_header("WARC-Concurrent-To") == written.record_id
+    assert meta.get_header("WARC-Date") == written.date
+    assert meta.get_header("Content-Type") == "application/warc-fields"
+    assert block.decode().splitlines() == [
+        "fetchTimeMs: 12",
+        "outlink: http://a.test/x",
+        "outlink: http://b/ y",
+    ]
 
 
 def cdxj_indexer_reference(path) -> str:
@@ -113,9 +170,12 @@ def test_inline_cdxj_index_equals_cdxj_indexer(tmp_path):
         typed,
     ):
         warc.write_exchange(item)
+    same = exchange("http://a.test/5", b"<p>same</p>")
+    warc.write_exchange(same, PriorCapture(sha1_b32(b"<p>same</p>"), 1_600_000_000_123))
     warc.close()
     inline = warc.cdxj()
-    assert len(inline.splitlines()) == 6
+    assert len(inline.splitlines()) == 7
+    assert '"mime": "warc/revisit", "status": "200", "digest": "sha1:' in inline
     assert inline == cdxj_indexer_reference(path)
 
 

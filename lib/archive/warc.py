@@ -7,7 +7,9 @@ records go to the DataNode as they are written; nothing waits in memory for the 
 Each file opens with a ``warcinfo`` record; each exchange that got an answer adds a
 ``request`` and a ``response`` record, linked by ``WARC-Concurrent-To``, with block and
 payload digests; a 304 answer to a conditional request is a ``revisit`` record (profile
-``server-not-modified``, headers only) instead of a response, as Heritrix writes it.
+``server-not-modified``, headers only) instead of a response, as Heritrix writes it, and so
+is a 200 whose payload is the one archived before (profile ``identical-payload-digest``,
+naming the earlier capture's URI and date) when the caller gives that capture.
 The response body is stored as received (still content-encoded); since the de-chunked
 body is stored, ``Transfer-Encoding`` is renamed
 ``X-Crawler-Transfer-Encoding`` as Common Crawl does, and a body cut at the content
@@ -30,26 +32,39 @@ import json
 import re
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from isal import isal_zlib
 from warcio.statusandheaders import StatusAndHeaders
 
 from lib.archive.cdx_keys import SurtKeys
-from lib.archive.warc_fields import record_id, sha1_label, warc_date
-from lib.exchange import Exchange
+from lib.archive.warc_fields import record_id, sha1_label, warc_date, warc_date_ms
+from lib.exchange import Exchange, PriorCapture
 from lib.storage import CountingWriter, LocalStorage, Storage, basename
 
 _RENAMED_HEADERS = {"transfer-encoding": "X-Crawler-Transfer-Encoding"}
 _MIME_END = re.compile(r"[;\s]")
 # WARC 1.1 section 6.7.3: a 304 to a conditional request, stored as headers only.
 REVISIT_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+# WARC 1.1 section 6.7.2: a payload archived before, stored as headers only.
+REVISIT_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 # ISA-L (Intel's igzip) at its highest level, 3: standard gzip members, a little larger
 # than zlib's level 6 for a fraction of its CPU; the records' compression was the
 # largest part of the fetcher's CPU (docs/benchmarks.md, bench_fetch).
 _GZIP_LEVEL = 3
 _GZIP_WBITS = 16 + 15  # a gzip member, 32 KiB window
 _RECORD_END = b"\r\n\r\n"
+
+
+class Written(NamedTuple):
+    """Where an exchange's response (or revisit) record went and what it holds."""
+
+    offset: int  # of the record in the file
+    kind: str  # response or revisit
+    payload_digest: str | None  # the payload's, also for an identical-payload revisit
+    record_id: str  # its WARC-Record-ID
+    date: str  # its WARC-Date
 
 
 class WarcFile:
@@ -89,25 +104,21 @@ class WarcFile:
         )
         self._write_record(fields, b"", block)
 
-    def write_exchange(self, exchange: Exchange) -> int:
-        """Write the request and response records; returns the response record's offset."""
-        date = warc_date(exchange.started)
+    def write_exchange(self, exchange: Exchange, prior: PriorCapture | None = None) -> Written:
+        """Write the request and response records: the response a revisit of ``prior``
+        (the URL's capture archived before) when its payload is the same."""
+        date = warc_date_ms(int(exchange.started * 1000))
         status_line = f"HTTP/1.1 {exchange.status} {exchange.reason_phrase}".strip()
         head = _http_head(status_line, _stored_headers(exchange.response_headers))
-        payload = exchange.raw_body
         response_id = self.new_id()
         # The fields every record of the exchange shares, after its type and ID.
         shared = f"WARC-Date: {date}\r\nWARC-Target-URI: {exchange.url}\r\n{self._info_field}"
         if exchange.peer:
             shared += f"WARC-IP-Address: {exchange.peer}\r\n"
+        kind, payload_digest, own = _response_kind(exchange, prior)
+        payload = b"" if kind == "revisit" else exchange.raw_body
         block = hashlib.sha1(head)
         block.update(payload)
-        if exchange.status == 304:
-            kind, payload_digest = "revisit", None
-            own = f"WARC-Profile: {REVISIT_NOT_MODIFIED}\r\n"
-        else:
-            kind, payload_digest = "response", sha1_label(hashlib.sha1(payload))
-            own = f"WARC-Payload-Digest: {payload_digest}\r\n"
         if exchange.truncated:
             own += "WARC-Truncated: length\r\n"
         fields = (
@@ -131,7 +142,22 @@ class WarcFile:
             f"WARC-Block-Digest: {sha1_label(hashlib.sha1(request_head))}\r\n"
         )
         self._write_record(fields, request_head, b"")
-        return offset
+        return Written(offset, kind, payload_digest, response_id, date)
+
+    def write_metadata(self, url: str, about: Written, fields: list[tuple[str, str]]) -> None:
+        """A ``metadata`` record about the response (or revisit) record ``about`` of
+        ``url``: ``fields`` as ``name: value`` lines (application/warc-fields), names
+        repeated as they come (Heritrix's ``outlink:`` lines)."""
+        block = "".join(f"{name}: {_field_value(value)}\r\n" for name, value in fields)
+        body = block.encode("utf-8")
+        header = (
+            f"WARC-Type: metadata\r\nWARC-Record-ID: {self.new_id()}\r\n"
+            f"WARC-Date: {about.date}\r\nWARC-Target-URI: {url}\r\n{self._info_field}"
+            f"WARC-Concurrent-To: {about.record_id}\r\n"
+            "Content-Type: application/warc-fields\r\n"
+            f"WARC-Block-Digest: {sha1_label(hashlib.sha1(body))}\r\n"
+        )
+        self._write_record(header, b"", body)
 
     def _write_record(self, fields: str, head: bytes, payload: bytes):
         """One record as one gzip member: WARC header lines (``fields``, each ending in
@@ -158,6 +184,29 @@ class WarcFile:
             self._opened.__exit__(None, None, None)
         finally:
             self.storage.delete(self.temp_path)
+
+
+def _response_kind(exchange: Exchange, prior: PriorCapture | None) -> tuple[str, str | None, str]:
+    """The record type of an answer, its payload digest and its own header lines: a 304
+    is a revisit (server not modified), a whole 200 whose payload ``prior`` archived
+    already a revisit (identical payload), any other a response."""
+    if exchange.status == 304:
+        return "revisit", None, f"WARC-Profile: {REVISIT_NOT_MODIFIED}\r\n"
+    digest = sha1_label(hashlib.sha1(exchange.raw_body))
+    own = f"WARC-Payload-Digest: {digest}\r\n"
+    same = prior is not None and prior.payload_digest == digest
+    if not same or exchange.status != 200 or exchange.truncated:
+        return "response", digest, own
+    refers = (
+        f"WARC-Profile: {REVISIT_IDENTICAL}\r\nWARC-Refers-To-Target-URI: {exchange.url}\r\n"
+        f"WARC-Refers-To-Date: {warc_date_ms(prior.date_ms)}\r\n"
+    )
+    return "revisit", digest, refers + own
+
+
+def _field_value(value: str) -> str:
+    """A warc-fields value on one line: line breaks become spaces."""
+    return " ".join(str(value).splitlines())
 
 
 def _http_head(first_line: str, headers: list[tuple[str, str]]) -> bytes:

@@ -20,6 +20,14 @@ def warc_date(epoch_seconds: float) -> str:
     return moment.isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"
 
 
+def warc_date_ms(epoch_ms: int) -> str:
+    """The WARC date of a time in epoch milliseconds, exactly (no float on the way): an
+    exchange is dated to the millisecond, as the fetch table and the crawldb keep it, so
+    that a revisit names its earlier capture's WARC-Date from the crawldb."""
+    moment = datetime.fromtimestamp(epoch_ms // 1000, tz=UTC)
+    return moment.isoformat()[:-6] + f".{epoch_ms % 1000:03d}000Z"
+
+
 def record_id() -> str:
     """A new ``<urn:uuid:...>`` record ID: a random (version 4) UUID."""
     raw = bytearray(os.urandom(16))

@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
-from lib.exchange import Exchange
+from lib.exchange import Exchange, PriorCapture
 from lib.fetching.hoststate import HostState, now_utc, parse_retry_after
 from lib.fetching.http import HttpClient
 from lib.fetching.politeness import DONE, PoliteScheduler, Wait
@@ -58,6 +58,7 @@ from lib.fetching.rows import answered_row, failed, fetch_row
 from lib.fetching.sitemap_queue import SitemapQueue
 from lib.fetching.tail_watch import TailWatch
 from lib.fetching.tasks import CachedRobots, FetchItem, Handler, Request, RobotsTask
+from lib.fetching.warc_metadata import metadata_fields
 from lib.url.filter import UrlFilter
 from lib.url.normalize import scheme_of
 from lib.vocabulary import (
@@ -71,6 +72,8 @@ from lib.vocabulary import (
 )
 
 _FOLLOWED_FROM = (ORIGIN_FETCHLIST, ORIGIN_REDIRECT, ORIGIN_OUTLINK)
+# What waits to be archived: an exchange, its URL's row, the capture it may revisit.
+Outgoing = tuple[Exchange | None, dict[str, Any] | None, PriorCapture | None]
 # Longest wait for the network when no host is due: a bound, not a poll the rules rely
 # on (a request ending wakes the loop at once). Unit: seconds.
 IDLE_WAIT = 1.0
@@ -113,7 +116,7 @@ class PartitionFetcher:
         self.tail = TailWatch(conf, self.hosts)
         # Rows and exchanges to write, emptied after each look at the network: so few
         # pages wait in memory that the WARC file's writing needs no bound of its own.
-        self._outbox: list[tuple[Exchange | None, dict[str, Any] | None]] = []
+        self._outbox: list[Outgoing] = []
         self.deferred = 0  # URLs deferred to the next round
         minutes = conf["fetcher.timelimit.mins"]
         self.deadline = time.monotonic() + minutes * 60 if minutes >= 0 else None
@@ -216,12 +219,16 @@ class PartitionFetcher:
     def _written(self) -> Iterator[dict[str, Any]]:
         """Write the exchanges waiting in the outbox; yield their rows."""
         outbox, self._outbox = self._outbox, []
-        for exchange, row in outbox:
+        for exchange, row, prior in outbox:
             if exchange is not None and exchange.status is not None and self.warc is not None:
-                offset = self.warc.write_exchange(exchange)
+                written = self.warc.write_exchange(exchange, prior)
                 if row is not None:
-                    row["warc_offset"] = offset
+                    row["warc_offset"] = written.offset
                     row["warc_file"] = self.warc.name
+                    row["payload_digest"] = written.payload_digest
+                    if self.conf["warc.metadata.records"]:
+                        fields = metadata_fields(row, exchange, self.conf, self.urls.url_filter)
+                        self.warc.write_metadata(row["url"], written, fields)
             if row is not None:
                 yield row
 
@@ -238,12 +245,21 @@ class PartitionFetcher:
                 row["score"],
                 etag=row.get("etag"),
                 last_modified=row.get("last_modified"),
+                prior=self._prior(row),
             )
             self.scheduler.add(host, item)
         if self.attempt > 0:
             start = time.monotonic()
             for host, state in self.hosts.items():
                 self.scheduler.not_before(host, start + state.delay())
+
+    def _prior(self, row: Mapping[str, Any]) -> PriorCapture | None:
+        """The URL's archived capture, when a same payload is to be a revisit of it
+        (``warc.revisit.identical``)."""
+        digest, date_ms = row.get("payload_digest"), row.get("capture_time")
+        if digest is None or date_ms is None or not self.conf["warc.revisit.identical"]:
+            return None
+        return PriorCapture(digest, date_ms)
 
     def _open_host(self, host: str, url: str) -> None:
         """A host's first URL: its state, its robots.txt, its soft-404 probe."""
@@ -298,7 +314,7 @@ class PartitionFetcher:
             row["redirect_to"], follow = self.urls.redirect(host, task, exchange)
             if follow is not None:
                 self.scheduler.add_first(host, follow)
-        self._emit(exchange, row)
+        self._emit(exchange, row, task.prior)
         if task.origin == ORIGIN_SITEMAP:
             self.sitemaps.follow_index(host, exchange)
         elif task.origin in _FOLLOWED_FROM and self.urls.follower.enabled:
@@ -327,5 +343,10 @@ class PartitionFetcher:
         """The row of a URL given up without a request, dated now."""
         return fetch_row(task, outcome, reason, self.clock())
 
-    def _emit(self, exchange: Exchange | None, row: dict[str, Any] | None) -> None:
-        self._outbox.append((exchange, row))
+    def _emit(
+        self,
+        exchange: Exchange | None,
+        row: dict[str, Any] | None,
+        prior: PriorCapture | None = None,
+    ) -> None:
+        self._outbox.append((exchange, row, prior))

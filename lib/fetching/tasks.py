@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 
-from lib.exchange import Exchange
+from lib.exchange import Exchange, PriorCapture
 from lib.vocabulary import ORIGIN_FETCHLIST
 
 
@@ -23,6 +23,7 @@ class FetchItem:
     level: int = 0  # links followed in this round to reach it (fetcher.follow.outlinks.depth)
     etag: str | None = None  # validators of the copy fetched before: a conditional request
     last_modified: str | None = None
+    prior: PriorCapture | None = None  # the archived capture a same payload revisits
 
     def conditional_headers(self) -> dict[str, str]:
         """If-None-Match / If-Modified-Since for a re-fetch (RFC 9110 13.1)."""

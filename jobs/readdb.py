@@ -1,13 +1,15 @@
 """readdb: read the crawldb: statistics, a dump, or one URL's record.
 
 Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --dump OUT
-| --url URL)``.
+| --dump-parquet OUT | --url URL)``.
 ``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
 links rejected, freshness (due, overdue, fetched within interval, ages; engine.freshness),
 the 10 largest hosts by status, and the crawl round by round (from the metrics table);
 ``--hosts N``: the N hosts with most URLs, with their counts by status;
-``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--url URL``: one record
-(the URL is normalized first), as JSON.
+``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--dump-parquet OUT``: its
+current rows as plain Parquet files under OUT (each URL once, for a tool without a Delta
+reader: a glob over the crawldb's own files also reads the files replaced by later
+versions); ``--url URL``: one record (the URL is normalized first), as JSON.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ def build_parser():
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--stats", action="store_true", help="print statistics")
     action.add_argument("--dump", metavar="OUT", help="write the crawldb as JSON lines to OUT")
+    action.add_argument(
+        "--dump-parquet",
+        metavar="OUT",
+        help="write the crawldb's current rows as plain Parquet files to OUT",
+    )
     action.add_argument("--url", help="print the record of one URL")
     action.add_argument(
         "--hosts", type=int, metavar="N", help="the N hosts with most URLs, by status"
@@ -58,6 +65,10 @@ def run(spark, conf, args) -> int:
     if args.dump:
         crawldb.write.mode("overwrite").json(args.dump)
         print(f"readdb: crawldb written as JSON lines to {args.dump}")
+        return 0
+    if args.dump_parquet:
+        crawldb.write.mode("overwrite").parquet(args.dump_parquet)
+        print(f"readdb: crawldb's current rows written as Parquet to {args.dump_parquet}")
         return 0
     return print_url(crawldb, args.url)
 

@@ -3,6 +3,8 @@
 import json
 import subprocess
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY, crawl_conf_args
 from weblog import disallowed_requests, politeness_violations, warc_page_responses
@@ -156,6 +158,11 @@ def test_readdb_dump_and_url(crawled, capsys, tmp_path):
     assert readdb.main(["--data", str(data.root), "--dump", str(out)]) == 0
     dumped = [json.loads(line) for f in out.glob("part-*.json") for line in f.open()]
     assert sorted(d["url"] for d in dumped) == sorted(r["url"] for r in rows)
+    parquet = tmp_path / "parquet"
+    assert readdb.main(["--data", str(data.root), "--dump-parquet", str(parquet)]) == 0
+    snapshot = pq.read_table(sorted(parquet.glob("*.parquet")))  # plain Parquet, no Delta
+    assert sorted(snapshot.column("url").to_pylist()) == sorted(r["url"] for r in rows)
+    assert snapshot.schema.field("fetch_time").type == pa.timestamp("us", tz="UTC")
     capsys.readouterr()
     home = rows[0]["url"]
     assert readdb.main(["--data", str(data.root), "--url", home + "#fragment"]) == 0

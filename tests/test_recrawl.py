@@ -6,10 +6,13 @@ validator still matches with 304. Round 1 fetches them; the epoch advances; roun
 runs 31 days later (``--adddays 31``, past the 30-day default interval).
 """
 
+from datetime import UTC
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from crawlruns import web_crawl_args
+from deltalake import DeltaTable
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for
 
@@ -188,6 +191,15 @@ def test_unchanged_payloads_are_identical_payload_revisits_of_the_first_capture(
         assert headers.get_header("WARC-Payload-Digest") == before["payload_digest"]
         assert was_headers.get_header("WARC-Payload-Digest") == before["payload_digest"]
     assert kinds[changing][0] == "response"
+    rust = DeltaTable(data.crawldb).to_pyarrow_table()  # delta-rs reads the same pointers
+    assert rust.schema.field("capture_time").type == pa.timestamp("us", tz="UTC")
+    by_url = {r["url"]: r for r in rust.to_pylist()}
+    for url in [*same, changing]:
+        assert by_url[url]["capture_time"] == second[url]["capture_time"].astimezone(UTC)
+        assert (by_url[url]["warc_file"], by_url[url]["warc_offset"]) == (
+            second[url]["warc_file"],
+            second[url]["warc_offset"],
+        )
     assert second[changing]["capture_segment"] == segment.name
     assert second[changing]["payload_digest"] != first[changing]["payload_digest"]
     metadata = {}

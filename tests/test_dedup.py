@@ -96,3 +96,32 @@ def test_dedup_again_changes_nothing(deduped, spark):
     assert {u: (r["status"], r["duplicate_of"]) for u, r in again.items()} == {
         u: (r["status"], r["duplicate_of"]) for u, r in rows.items()
     }
+
+
+def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_path, deduped):
+    """A round updated without its duplicates marked (updatedb alone, or a crawl killed
+    in between) gets them from the pass of its own (``dedup_segment``, which crawl runs
+    for such a segment): the same verdicts as crawl's in-commit pass."""
+    _, marked, base0, base1 = deduped
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(
+        f"{base0}/page/2\tscore=2\n{base0}/copy/2\n{base0}/near/2\n{base0}/page/3\n"
+        f"{base1}/page/2\n{base0}/page/5\tscore=2\n{base0}/near/5\n"
+    )
+    data = DataDir.at(str(tmp_path / "data"))
+    conf = [
+        *("--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}"),
+        *("--conf", "fetcher.allow.private.networks=true"),
+        *("--conf", "http.agent.url=https://trawl.invalid/test-dedup-own-pass"),
+        *("--conf", "db.max.depth=0"),
+    ]
+    off = [*conf, "--conf", "crawl.dedup=false"]
+    assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", data.root, *off]) == 0
+    before = spark.read.format("delta").load(data.crawldb).collect()
+    assert not [r for r in before if r["status"] == st.DUPLICATE]
+    (name,) = data.segment_names()
+    summary = dedup.dedup_segment(spark, load_config().as_dict(), data, name)
+    rows = {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
+    assert summary == {"duplicates": 3, "restored": 0}
+    verdicts = {url: (r["status"], r["duplicate_of"]) for url, r in rows.items()}
+    assert verdicts == {url: (r["status"], r["duplicate_of"]) for url, r in marked.items()}

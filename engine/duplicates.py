@@ -202,12 +202,12 @@ def meetings(left, right, conf):
     return met.select("f_url", "p_url", near.alias("near"))
 
 
-def round_pairs(fresh, pages, conf):
+def round_pairs(fresh, pages, conf, held: list):
     """``(url, kept)``: every page worse than a page it duplicates by content, where one
     of the two was fetched in the round (``fresh``) and the other is any page. The
     crawldb's pages are narrowed to those sharing a hash or a band with the round's
     (broadcast semi-joins: its bands are never shuffled), and only the pairs met are
-    compared."""
+    compared. The pairs met are cached and added to ``held``, for the caller to release."""
     from pyspark.sql import functions as F
 
     hashes = F.broadcast(fresh.select("content_hash").distinct())
@@ -226,6 +226,7 @@ def round_pairs(fresh, pages, conf):
     flags = [F.max("exact").alias("exact"), F.max("near").alias("near")]
     # Few pairs, read twice (their pages, then the pairs): kept rather than met twice.
     met = met.groupBy("f_url", "p_url").agg(*flags).cache()
+    held.append(met)  # released by the caller once the verdicts are written
     urls = met.select(F.col("f_url").alias("url")).unionByName(
         met.select(F.col("p_url").alias("url"))
     )
@@ -269,17 +270,20 @@ def judged_pairs(met, pages, conf):
     )
 
 
-def round_verdicts(pages, segment: str, conf):
+def round_verdicts(pages, segment: str, conf, held: list):
     """``(found, restored)`` of the round's pass: ``(url, duplicate_of)`` of the pages to
     mark, ``url`` of the round's pages no longer duplicates. ``pages``: the crawldb's
-    content pages (``PAGE_COLUMNS``) as they are after the round's update."""
+    content pages (``PAGE_COLUMNS``) as they are after the round's update; ``held``
+    gets the frames cached on the way, which the caller releases."""
     from pyspark.sql import functions as F
 
     canonical = canonical_duplicates(pages) if conf["dedup.canonical"] else None
     # As in the full pass: a page that is a duplicate of its canonical is not compared.
     by_content = pages if canonical is None else pages.join(canonical, "url", "left_anti")
     fresh = by_content.where(F.col("segment") == segment)
-    best = round_pairs(fresh, by_content, conf).groupBy("url").agg(F.min("kept").alias("kept"))
+    best = (
+        round_pairs(fresh, by_content, conf, held).groupBy("url").agg(F.min("kept").alias("kept"))
+    )
     found = best.select("url", F.col("kept.u").alias("duplicate_of"))
     if canonical is not None:
         touched = pages.where(F.col("segment") == segment).select("url")

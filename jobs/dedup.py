@@ -123,13 +123,15 @@ def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
     becomes a duplicate of a better page of the round, unless it is one already."""
 
     pages = content_pages(read_crawldb(spark, data)).select(*PAGE_COLUMNS).cache()
-    found, restored = round_verdicts(pages, segment, conf)
+    held = [pages]  # cached frames, released at the end (a long session keeps no plan)
+    found, restored = round_verdicts(pages, segment, conf, held)
     found = found.cache()
+    held.append(found)
     summary = {"duplicates": found.count(), "restored": restored.count()}
     if summary["duplicates"] or summary["restored"]:  # else no commit, no MERGE's scans
         write_verdicts(spark, data, found, restored, f"trawl dedup segment={segment}")
-    found.unpersist()
-    pages.unpersist()
+    for frame in reversed(held):
+        frame.unpersist()
     return summary
 
 

@@ -120,7 +120,12 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
     before = spark.read.format("delta").load(data.crawldb).collect()
     assert not [r for r in before if r["status"] == st.DUPLICATE]
     (name,) = data.segment_names()
+    cache = spark._jsparkSession.sharedState().cacheManager()
+    assert cache.isEmpty()
     summary = dedup.dedup_segment(spark, load_config().as_dict(), data, name)
+    # It releases what it cached: a crawl of many rounds in one session keeps no frame
+    # (nor the broadcast tables of its plan) in Spark's cache.
+    assert cache.isEmpty()
     rows = {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
     assert summary == {"duplicates": 3, "restored": 0}
     verdicts = {url: (r["status"], r["duplicate_of"]) for url, r in rows.items()}

@@ -9,6 +9,9 @@ With ``generate.update.crawldb`` the URLs are stamped in the crawldb and not gen
 again until updatedb applies the segment (or ``crawl.gen.delay`` passes). The fetch list
 is partitioned by host, so that all URLs of one host are in one partition and no two
 fetch tasks ever talk to the same host.
+With ``generate.filter`` (as Nutch's), the URL filters (built-in and ``urlfilter.plugins``)
+are applied again to the due URLs: rules changed since a URL entered the crawldb keep it
+out of the fetch list (the crawldb keeps its row).
 Exit code 1 when nothing is due (as Nutch's Generator), with no segment written.
 """
 
@@ -43,6 +46,7 @@ from engine.submissions import inject_pending, without_cancelled
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
 from lib.url.domains import registered_domain
+from lib.url.filter import UrlFilter
 
 
 def build_parser():
@@ -153,6 +157,8 @@ def select_due(crawldb, conf, now: int, pauses=None):
     if conf["generate.update.crawldb"]:
         free_after = F.unix_millis("generate_time") + F.lit(conf["crawl.gen.delay"])
         due = due.where(F.col("generate_time").isNull() | (free_after <= F.lit(now)))
+    if conf["generate.filter"]:
+        due = in_scope(due, conf)
     due = with_priority(due, conf, now)
     best_first = [
         deferred().desc(),
@@ -182,6 +188,21 @@ def select_due(crawldb, conf, now: int, pauses=None):
     budget = conf["generate.topN"]
     # Deferred rows are all in the high tier: within it, by priority (no reason column left).
     return due if budget < 0 else within_budget(due, budget, conf, best_first[1:])
+
+
+def in_scope(rows, conf):
+    """The rows whose URL the URL filters still keep (``generate.filter``)."""
+    return rows.mapInArrow(partial(_in_scope_batches, conf), rows.schema)
+
+
+def _in_scope_batches(conf: dict, batches):
+    """Task side: each batch without the rows whose URL a filter rejects."""
+    import pyarrow as pa
+
+    url_filter = UrlFilter(conf)  # once per task: plugins are made here
+    for batch in batches:
+        urls = batch.column("url").to_pylist()
+        yield batch.filter(pa.array([url_filter.reject(url) is None for url in urls]))
 
 
 def within_budget(due, budget: int, conf, best_first):

@@ -48,6 +48,16 @@ def test_due_and_min_score(crawldb):
     assert "http://h0.test/0" not in urls and "http://h0.test/1" not in urls
 
 
+def test_a_rule_added_since_inject_keeps_urls_out_of_the_fetch_list(crawldb):
+    """generate.filter (Nutch's): the URL filters apply again to the crawldb's due URLs."""
+    denied = load_config(overrides=["urlfilter.hosts.deny=h2.test"])
+    urls = {r["url"] for r in select_due(crawldb, denied, NOW).collect()}
+    assert len(urls) == 28 - 5
+    assert not any("h2.test" in url for url in urls)
+    trusted = load_config(overrides=["urlfilter.hosts.deny=h2.test", "generate.filter=false"])
+    assert len(select_due(crawldb, trusted, NOW).collect()) == 28
+
+
 def expected_priorities(rows) -> dict[str, float]:
     """The formula of crawldb.priority applied in Python to due, never-fetched rows."""
     conf = load_config()

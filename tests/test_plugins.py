@@ -99,6 +99,24 @@ def test_a_crawl_runs_a_plugin_packages_filter_parser_and_exporter(installed, sp
     assert "rejected" in rejected
 
 
+@pytest.mark.spark
+def test_a_plugin_filter_keeps_crawldb_urls_out_of_the_fetch_list(installed, spark):
+    """At generate (generate.filter) as at inject: a URL already in the crawldb that the
+    package's filter now refuses is not generated; its row stays."""
+    from test_generate import NOW, crawldb_rows
+
+    from crawldb.schema import CRAWLDB
+    from engine.frames import rows_to_df
+    from jobs.generate import select_due
+
+    crawldb = rows_to_df(spark, spark.sparkContext.parallelize(crawldb_rows()), CRAWLDB)
+    settings = ["urlfilter.plugins=trawl_test_plugin:RefusePath", "testplugin.refuse=h3.test/"]
+    chosen = {r["url"] for r in select_due(crawldb, load_config(overrides=settings), NOW).collect()}
+    assert chosen and not any("h3.test" in url for url in chosen)
+    everything = {r["url"] for r in select_due(crawldb, load_config(), NOW).collect()}
+    assert everything - chosen == {f"http://h3.test/{page}" for page in range(5)}
+
+
 def segment_rows(data: Path, table: str) -> list[dict]:
     """Every row of one table of every segment, read with delta-rs."""
     rows = []

@@ -174,7 +174,8 @@ SOFT404 = Table(
     ),
 )
 
-OUTLINK_TYPE = "STRUCT<url: STRING, anchor: STRING, rel: STRING>"
+# metadata: what a parser knows of the link (a feed entry's "updated" date, lib.content.feeds)
+OUTLINK_TYPE = "STRUCT<url: STRING, anchor: STRING, rel: STRING, metadata: MAP<STRING, STRING>>"
 
 PARSE = Table(
     "parse",

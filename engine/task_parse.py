@@ -90,7 +90,7 @@ def parse_table_row(url: str, result) -> dict:
         "content_hash": result.content_hash,
         "simhash": result.simhash,
         "minhash": result.minhash,
-        "outlinks": [(link.url, link.anchor, link.rel) for link in result.outlinks],
+        "outlinks": [(ln.url, ln.anchor, ln.rel, ln.metadata) for ln in result.outlinks],
         "links_rejected": result.links_rejected,
         "robots": result.robots,
         "metadata": result.metadata,

@@ -45,7 +45,7 @@ def link_graph(spark, data: DataDir, crawldb):
     parsed = [
         spark.read.format("delta")
         .load(data.segment(name).table("parse"))
-        .select("url", "outlinks", F.lit(name).alias("segment"))
+        .select("url", F.col("outlinks.url").alias("targets"), F.lit(name).alias("segment"))
         for name in data.segment_names()
         if data.segment(name).done("parsed")
     ]
@@ -57,7 +57,7 @@ def link_graph(spark, data: DataDir, crawldb):
         pages = reduce(lambda a, b: a.unionByName(b), parsed)
         latest = Window.partitionBy("url").orderBy(F.col("segment").desc())
         pages = pages.withColumn("_n", F.row_number().over(latest)).where(F.col("_n") == 1)
-        links = pages.select(F.col("url").alias("src"), F.explode("outlinks.url").alias("dst"))
+        links = pages.select(F.col("url").alias("src"), F.explode("targets").alias("dst"))
         edges = edges.unionByName(links)
     nodes = crawldb.select("url")
     return (

@@ -36,6 +36,7 @@ from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
 from engine.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
+from lib.content.feeds import entry_updated_ms
 from lib.scoring import outlink_shares
 from lib.url.domains import same_site
 from lib.url.normalize import UrlNormalizer, host_of
@@ -78,25 +79,35 @@ def page_links(conf: dict, page: dict) -> tuple[list[str], list[float]]:
     return targets, shares
 
 
+def entry_dates(page: dict) -> dict[str, int]:
+    """Target -> the date its link's metadata carries (a feed entry's), in epoch ms."""
+    pairs = zip(page["targets"] or (), page["link_metadata"] or (), strict=False)
+    dated = {url: entry_updated_ms(dict(known or ())) for url, known in pairs}
+    return {url: ms for url, ms in dated.items() if ms is not None}
+
+
 def _outlink_batches(conf: dict, schema, batches):
-    """Pages (url, targets, canonical, host, depth, score) in, one row per outlink out
-    (``schema``: ``OUTLINKS_DDL`` in Arrow)."""
+    """Pages (url, targets, link_metadata, canonical, host, depth, score) in, one row per
+    outlink out (``schema``: ``OUTLINKS_DDL`` in Arrow); a feed entry's date is the
+    link's ``lastmod``, as a sitemap's is."""
     import pyarrow as pa
 
     for batch in batches:
-        urls, depths, scores = [], [], []
+        urls, depths, scores, lastmods = [], [], [], []
         for page in batch.to_pylist():
             targets, shares = page_links(conf, page)
+            dated = entry_dates(page)
             urls += targets
             scores += shares
             depths += [page["depth"] + 1] * len(targets)
+            lastmods += [dated.get(url) for url in targets]
         count = len(urls)
         columns = [
             pa.array(urls, pa.string()),
             pa.array(depths, pa.int32()),
             pa.array(scores, pa.float64()),
             pa.array([False] * count, pa.bool_()),
-            pa.nulls(count, pa.int64()),
+            pa.array(lastmods, pa.int64()),
             pa.nulls(count, pa.int32()),
         ]
         yield pa.RecordBatch.from_arrays(columns, schema=schema)
@@ -124,7 +135,8 @@ def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
     host parsing, the site rules); the redirects and sitemap entries need none."""
     from pyspark.sql import functions as F
 
-    pages = parsed.select("url", F.col("outlinks.url").alias("targets"), "canonical").join(
+    targets = F.col("outlinks.url").alias("targets")
+    pages = parsed.select("url", targets, link_metadata(parsed), "canonical").join(
         fetched.select("url", "host", "depth", "score"), "url"
     )
     outlinks_schema = arrow.ddl_schemas(OUTLINKS_DDL)[1]
@@ -158,6 +170,16 @@ def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
     )
     links_schema = arrow.ddl_schemas(LINKS_DDL)[1]
     return merged.mapInArrow(partial(_keyed_link_batches, conf, links_schema), LINKS_DDL)
+
+
+def link_metadata(parsed):
+    """The outlinks' metadata as a ``link_metadata`` column (null in a parse table
+    written before outlinks carried metadata)."""
+    from pyspark.sql import functions as F
+
+    if "metadata" in parsed.schema["outlinks"].dataType.elementType.fieldNames():
+        return F.col("outlinks.metadata").alias("link_metadata")
+    return F.lit(None).cast("array<map<string, string>>").alias("link_metadata")
 
 
 def touched_rows(spark, conf: dict, old, segment: Segment):

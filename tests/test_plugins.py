@@ -75,6 +75,10 @@ def test_a_crawl_runs_a_plugin_packages_filter_parser_and_exporter(installed, sp
     assert parsed[f"{base}/blob.xyz"]["reason"] == "application/x-trawl-unknown"
     assert "Portable text" in parsed[f"{base}/doc.pdf"]["text"]
     assert dict(parsed[f"{base}/feed.xml"]["metadata"])["feed_entries"] == "2"
+    entries = {
+        link["url"]: dict(link["metadata"]) for link in parsed[f"{base}/feed.xml"]["outlinks"]
+    }
+    assert entries == {f"{base}/page/4": {"updated": "2026-12-04T10:00:00Z"}}  # its date kept
     exported = [
         json.loads(line)
         for f in (tmp_path / "jsonl").glob("*.jsonl")

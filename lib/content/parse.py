@@ -41,6 +41,7 @@ class Outlink:
     url: str
     anchor: str
     rel: str | None
+    metadata: dict[str, str] | None = None  # what a parser plugin says of the link
 
 
 @dataclass
@@ -179,14 +180,14 @@ def _from_fields(url: str, body: bytes, fields: Mapping[str, Any], url_filter) -
     URL, normalized and filtered as the HTML parser's are."""
     outlinks, dropped, seen = [], Counter(), set()
     for link in fields.get("outlinks") or ():
-        href, anchor = (link, "") if isinstance(link, str) else (link[0], link[1] or "")
+        href, anchor, known = _link_parts(link)
         absolute = resolve(href, url)
         key, reason = clean(absolute, url_filter, resolved=True) if absolute else (None, "invalid")
         if key is None:
             dropped[reason] += 1
         elif key not in seen:
             seen.add(key)
-            outlinks.append(Outlink(key, fold_space(anchor)[:ANCHOR_TEXT_LIMIT], None))
+            outlinks.append(Outlink(key, fold_space(anchor)[:ANCHOR_TEXT_LIMIT], None, known))
     canonical = fields.get("canonical")
     return ParseResult(
         "success",
@@ -200,6 +201,15 @@ def _from_fields(url: str, body: bytes, fields: Mapping[str, Any], url_filter) -
         links_rejected=dict(dropped),
         metadata={str(k): str(v) for k, v in (fields.get("metadata") or {}).items()},
     )
+
+
+def _link_parts(link) -> tuple[str, str, dict[str, str] | None]:
+    """A plugin's outlink, given as a URL, ``(url, anchor)`` or ``(url, anchor, metadata)``."""
+    if isinstance(link, str):
+        return link, "", None
+    known = link[2] if len(link) > 2 else None
+    metadata = {str(k): str(v) for k, v in known.items()} if known else None
+    return link[0], link[1] or "", metadata
 
 
 class HtmlParser:

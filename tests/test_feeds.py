@@ -1,0 +1,71 @@
+"""Feeds: each entry's link is an outlink carrying the entry's date, which updatedb
+reads as a sitemap's lastmod (a known article updated since its fetch is due at once)."""
+
+import calendar
+import time
+
+import pyarrow as pa
+
+from jobs.updatedb import _outlink_batches
+from lib.config import load_config
+from lib.content.feeds import ENTRY_UPDATED, FeedParser, entry_updated_ms
+from lib.content.parse import parse_pages
+from testweb.documents import feed
+
+BASE = "http://feeds.test"
+ATOM = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>Atom of feeds.test</title>
+<entry><title>Dated</title><link href="/a/1"/><updated>2026-11-30T08:15:00+01:00</updated></entry>
+<entry><title>Undated</title><link href="/a/2"/></entry>
+</feed>"""
+# jobs.updatedb.OUTLINKS_DDL in Arrow (engine.arrow.ddl_schemas would need a Spark session)
+OUTLINKS_ARROW = pa.schema(
+    [
+        ("url", pa.string()),
+        ("depth", pa.int32()),
+        ("score", pa.float64()),
+        ("redirect", pa.bool_()),
+        ("lastmod", pa.int64()),
+        ("changefreq", pa.int32()),
+    ]
+)
+
+
+def test_rss_entries_are_outlinks_with_their_dates():
+    fields = FeedParser().parse(f"{BASE}/feed.xml", feed(BASE), "application/rss+xml", {})
+    assert fields["outlinks"] == [
+        (f"{BASE}/page/4", "Entry 4", {ENTRY_UPDATED: "2026-12-04T10:00:00Z"}),
+        (f"{BASE}/page/5", "Entry 5", {ENTRY_UPDATED: "2026-12-05T10:00:00Z"}),
+    ]
+    assert fields["metadata"]["feed_updated"] == "2026-12-05T10:00:00Z"
+
+
+def test_atom_dates_are_utc_and_an_undated_entry_has_none():
+    conf = load_config()
+    [result] = parse_pages([(f"{BASE}/atom.xml", ATOM, "application/atom+xml", {})], conf)
+    links = {link.url: link.metadata for link in result.outlinks}
+    assert links == {f"{BASE}/a/1": {ENTRY_UPDATED: "2026-11-30T07:15:00Z"}, f"{BASE}/a/2": None}
+    expected = calendar.timegm(time.strptime("2026-11-30 07:15", "%Y-%m-%d %H:%M")) * 1000
+    assert entry_updated_ms(links[f"{BASE}/a/1"]) == expected
+    assert entry_updated_ms(None) is None and entry_updated_ms({ENTRY_UPDATED: "soon"}) is None
+
+
+def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
+    conf = load_config()
+    [result] = parse_pages([(f"{BASE}/atom.xml", ATOM, "application/atom+xml", {})], conf)
+    page = {
+        "url": f"{BASE}/atom.xml",
+        "targets": [link.url for link in result.outlinks],
+        "link_metadata": [list((link.metadata or {}).items()) for link in result.outlinks],
+        "canonical": None,
+        "host": "feeds.test",
+        "depth": 0,
+        "score": 1.0,
+    }
+    batch = pa.RecordBatch.from_pylist([page])
+    [links] = list(_outlink_batches(conf, OUTLINKS_ARROW, [batch]))
+    assert links.column("url").to_pylist() == [f"{BASE}/a/1", f"{BASE}/a/2"]
+    assert links.column("lastmod").to_pylist() == [
+        entry_updated_ms(result.outlinks[0].metadata),
+        None,
+    ]

@@ -192,7 +192,8 @@ def select_due(crawldb, conf, now: int, pauses=None):
 
 def in_scope(rows, conf):
     """The rows whose URL the URL filters still keep (``generate.filter``)."""
-    return rows.mapInArrow(partial(_in_scope_batches, conf), rows.schema)
+    # as_dict: the settings as shipped to a task (with the regex rules' text)
+    return rows.mapInArrow(partial(_in_scope_batches, conf.as_dict()), rows.schema)
 
 
 def _in_scope_batches(conf: dict, batches):

@@ -1,12 +1,15 @@
 import codecs
 import re
 
+import lxml.html
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lib.config import load_config
+from lib.config import ConfigError, load_config
 from lib.content.encoding import decide_encoding
 from lib.content.parse import fold_space, is_html, parse_page
+from testweb import articles
 
 CONF = load_config()
 PAGE = b"""<!DOCTYPE html><html><head><title> My  Page </title>
@@ -215,8 +218,10 @@ def test_fold_space_folds_exactly_what_the_whitespace_regex_matches(pieces):
     assert fold_space(text) == re.sub(r"\s+", " ", text).strip()
 
 
-def test_the_main_text_filter_keeps_the_article_and_drops_the_chrome():
-    conf = load_config(overrides=["parse.filters=lib.content.main_text:MainText"])
+@pytest.mark.parametrize("extractor", ["trafilatura", "resiliparse"])
+def test_the_main_text_filter_keeps_the_article_and_drops_the_chrome(extractor):
+    settings = ["parse.filters=lib.content.main_text:MainText"]
+    conf = load_config(overrides=[*settings, f"parse.main_text.extractor={extractor}"])
     article = "".join(
         f"<p>Sentence {k} of the article, with words enough to read.</p>" for k in range(30)
     )
@@ -230,6 +235,25 @@ def test_the_main_text_filter_keeps_the_article_and_drops_the_chrome():
     assert "Sentence 29 of the article" in main and "Sport" not in main
     assert "Copyright Example" not in main
     assert "Sentence 29" in result.text  # the visible text stays as it was
+
+
+def test_the_default_main_text_leaves_a_blogs_comments_out():
+    """trafilatura, the default (bench_main_text: the better on both webs), knows a
+    comment section for what it is; the visible text keeps it."""
+    conf = load_config(overrides=["parse.filters=lib.content.main_text:MainText"])
+    html, truth = articles.page("blog", 3)
+    result = parse_page("http://blog.test/3", html.encode(), "text/html", conf)
+    main = result.metadata["main_text"]
+    first, last = truth.split(". ")[1], truth.split(". ")[-1]
+    assert first in main and last.rstrip(".") in main
+    comment = lxml.html.fromstring(html).find_class("comment")[0].find("p").text_content()
+    assert comment in result.text and comment not in main
+
+
+def test_an_unknown_main_text_extractor_is_named():
+    settings = ["parse.filters=lib.content.main_text:MainText", "parse.main_text.extractor=tika"]
+    with pytest.raises(ConfigError, match="parse.main_text.extractor must be one of"):
+        parse_page("http://e.com/", b"<p>x</p>", "text/html", load_config(overrides=settings))
 
 
 def test_the_shipped_exporters_write_files_other_tools_read(tmp_path):

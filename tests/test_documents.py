@@ -1,4 +1,4 @@
-"""Feeds: each entry's link is an outlink carrying the entry's date, which updatedb
+"""Feeds and PDFs: each feed entry's link is an outlink carrying the entry's date, which updatedb
 reads as a sitemap's lastmod (a known article updated since its fetch is due at once)."""
 
 import calendar
@@ -69,3 +69,23 @@ def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
         entry_updated_ms(result.outlinks[0].metadata),
         None,
     ]
+
+
+def test_a_pdf_cut_at_the_size_limit_is_recorded_truncated_not_parsed():
+    """A cut PDF is unreadable: not_parsed, reason truncated; a cut HTML page is parsed."""
+    from engine.task_parse import parse_batch
+    from testweb.documents import pdf
+
+    whole = pdf("Title", "Portable text", f"{BASE}/page/3")
+    rows = [
+        {"url": f"{BASE}/whole.pdf", "content": whole, "content_type": "application/pdf"},
+        {"url": f"{BASE}/cut.pdf", "content": whole[:200], "content_type": "application/pdf"},
+        {"url": f"{BASE}/cut.html", "content": b"<p>Cut text", "content_type": "text/html"},
+    ]
+    rows[1]["truncated"] = rows[2]["truncated"] = True
+    parsed = {row["url"]: row for row in parse_batch(load_config().as_dict(), rows)}
+    assert parsed[f"{BASE}/whole.pdf"]["parse_status"] == "success"
+    assert "Portable text" in parsed[f"{BASE}/whole.pdf"]["text"]
+    cut = parsed[f"{BASE}/cut.pdf"]
+    assert (cut["parse_status"], cut["reason"], cut["text"]) == ("not_parsed", "truncated", None)
+    assert parsed[f"{BASE}/cut.html"]["parse_status"] == "success"

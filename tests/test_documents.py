@@ -1,5 +1,6 @@
-"""Feeds and PDFs: each feed entry's link is an outlink carrying the entry's date, which updatedb
-reads as a sitemap's lastmod (a known article updated since its fetch is due at once)."""
+"""Feeds and PDFs: a feed entry's link is an outlink carrying the entry's date, which
+updatedb reads as a sitemap's lastmod (a known article updated since its fetch is due
+at once); a PDF cut at the size limit is not parsed."""
 
 import calendar
 import time

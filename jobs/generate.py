@@ -9,9 +9,9 @@ With ``generate.update.crawldb`` the URLs are stamped in the crawldb and not gen
 again until updatedb applies the segment (or ``crawl.gen.delay`` passes). The fetch list
 is partitioned by host, so that all URLs of one host are in one partition and no two
 fetch tasks ever talk to the same host.
-With ``generate.filter`` (as Nutch's), the URL filters (built-in and ``urlfilter.plugins``)
-are applied again to the due URLs: rules changed since a URL entered the crawldb keep it
-out of the fetch list (the crawldb keeps its row).
+With ``generate.filter`` (as Nutch's; off by default, as Nutch's bin/crawl runs it), the
+URL filters (built-in and ``urlfilter.plugins``) are applied again to the due URLs: rules
+changed since a URL entered the crawldb keep it out of the fetch list (its row stays).
 Exit code 1 when nothing is due (as Nutch's Generator), with no segment written.
 """
 
@@ -191,19 +191,21 @@ def select_due(crawldb, conf, now: int, pauses=None):
 
 
 def in_scope(rows, conf):
-    """The rows whose URL the URL filters still keep (``generate.filter``)."""
+    """The rows whose URL the URL filters still keep (``generate.filter``). Only the
+    URLs cross to Python (the other columns stay in the JVM); the few rejected come back."""
     # as_dict: the settings as shipped to a task (with the regex rules' text)
-    return rows.mapInArrow(partial(_in_scope_batches, conf.as_dict()), rows.schema)
+    task = partial(_rejected_batches, conf.as_dict())
+    rejected = rows.select("url").mapInArrow(task, "url STRING")
+    return rows.join(rejected, "url", "left_anti")
 
 
-def _in_scope_batches(conf: dict, batches):
-    """Task side: each batch without the rows whose URL a filter rejects."""
-    import pyarrow as pa
-
+def _rejected_batches(conf: dict, batches):
+    """Task side: the URLs of each batch that a filter rejects."""
     url_filter = UrlFilter(conf)  # once per task: plugins are made here
     for batch in batches:
         urls = batch.column("url").to_pylist()
-        yield batch.filter(pa.array([url_filter.reject(url) is None for url in urls]))
+        keep = [url_filter.reject(url) is not None for url in urls]
+        yield batch.filter(keep)
 
 
 def within_budget(due, budget: int, conf, best_first):

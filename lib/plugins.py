@@ -8,7 +8,7 @@ method each plugin of the key must have:
 
 - ``urlfilter.plugins`` (list): ``filter(url) -> reason | None``, after the built-in
   filters, wherever a URL enters the crawldb (seeds, outlinks, redirect targets), and
-  on the due URLs at generate (``generate.filter``);
+  on the due URLs at generate with ``generate.filter``;
 - ``parse.plugins`` (table MIME type -> plugin): ``parse(url, body, content_type,
   headers) -> dict`` (``title``, ``text``, ``outlinks`` as ``(url, anchor)`` pairs,
   ``language``, ``description``, ``canonical``, ``metadata``: all optional);

@@ -39,6 +39,7 @@ def plugin_crawl_args(web, folder: Path, agent_url: str) -> list[str]:
         "fetcher.soft404.probe=false",
         "db.max.depth=1",
         "urlfilter.plugins=trawl_test_plugin:RefusePath",
+        "generate.filter=true",  # the package's filter at generate too (its tasks)
         "testplugin.refuse=/page/5",
         "parse.plugins=application/x-trawl-thing=trawl_test_plugin:ThingParser",
         "export.plugins=trawl_test_plugin:Recorder,lib.export.jsonl:JsonLines",

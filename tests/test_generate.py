@@ -50,7 +50,7 @@ def test_due_and_min_score(crawldb):
 
 def test_a_rule_added_since_inject_keeps_urls_out_of_the_fetch_list(crawldb):
     """generate.filter (Nutch's): the URL filters apply again to the crawldb's due URLs."""
-    denied = load_config(overrides=["urlfilter.hosts.deny=h2.test"])
+    denied = load_config(overrides=["urlfilter.hosts.deny=h2.test", "generate.filter=true"])
     urls = {r["url"] for r in select_due(crawldb, denied, NOW).collect()}
     assert len(urls) == 28 - 5
     assert not any("h2.test" in url for url in urls)

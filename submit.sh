@@ -29,6 +29,7 @@ and --verbose for Spark's log on the terminal instead of DIR/logs/; run a comman
   readseg    list segments (--list), dump one (--dump SEGMENT OUT), one URL (--get SEGMENT URL)
   dedup      mark exact (SHA-256) and near (SimHash) duplicates in the crawldb
   rank       PageRank over the link graph, written to the crawldb (pagerank)
+  maintain   compact the crawldb, VACUUM old versions, retire old segments' tables
 
 Other commands:
   api        serve the crawl-job HTTP API: api --data DIR [--host H] [--port P] [--conf ...]
@@ -188,7 +189,7 @@ run_job() {
 command="${1:-}"
 [[ -n "$command" ]] && shift
 case "$command" in
-  crawl|inject|generate|fetch|parse|updatedb|readdb|readseg|dedup|rank|demo)
+  crawl|inject|generate|fetch|parse|updatedb|readdb|readseg|dedup|rank|maintain|demo)
     bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;

@@ -1,12 +1,13 @@
 """Trawl on Apache Airflow: one crawl round per schedule interval, and the crawldb's
-maintenance (dedup, rank) on a schedule of its own.
+maintenance (dedup, rank, maintain) on a schedule of its own.
 
 Put this folder in Airflow's DAGs folder (``[core] dags_folder``, or a symlink to this
 file); the DAGs run Trawl through its own ``submit.sh``, so Airflow's environment never
 imports pyspark (Airflow and Trawl keep separate Python environments).
 
 ``trawl_crawl_round`` -- ``inject`` (only when a seed file is given) -> ``generate`` ->
-``fetch`` -> ``parse`` -> ``updatedb``. ``trawl_maintenance`` -- ``dedup`` -> ``rank``.
+``fetch`` -> ``parse`` -> ``updatedb``. ``trawl_maintenance`` -- ``dedup`` -> ``rank`` ->
+``maintain`` (compaction, VACUUM, segment retention, each on its threshold).
 ``parse`` is skipped when the fetch tasks parsed the segment (``fetcher.parse``, the
 default); it runs when that is switched off.
 
@@ -117,9 +118,9 @@ with DAG(
 
 with DAG(
     dag_id="trawl_maintenance",
-    description="Trawl crawldb maintenance: duplicates, then PageRank",
+    description="Trawl crawldb maintenance: duplicates, PageRank, then housekeeping",
     schedule="@weekly",
     params={k: PARAMS[k] for k in ("data_dir", "master", "conf", "trawl_home")},
     **SHARED,
 ) as maintenance:
-    trawl("dedup", "dedup") >> trawl("rank", "rank")
+    trawl("dedup", "dedup") >> trawl("rank", "rank") >> trawl("maintain", "maintain")

@@ -21,6 +21,8 @@ from jobs.dedup import dedup_segment
 from jobs.fetch import WORKER_MODULES, fetch
 from jobs.generate import generate
 from jobs.inject import inject
+from jobs.maintain import due as maintenance_due
+from jobs.maintain import maintain
 from jobs.parse import parse
 from jobs.updatedb import updatedb
 from lib.clock import Stopwatch
@@ -65,6 +67,8 @@ def run(spark, conf, args) -> int:
             print("crawl: nothing due, stopping", flush=True)
             break
         finish_segment(spark, conf, data, data.segment(name))
+        if conf["crawl.maintain"] and maintenance_due(conf, data):
+            maintain(spark, conf, data)
     warming.join()  # a crawl with nothing due ends before the workers are up
     return 0
 

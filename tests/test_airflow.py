@@ -24,7 +24,7 @@ ROUND = {
     "parse": ["updatedb"],
     "updatedb": [],
 }
-MAINTENANCE = {"dedup": ["rank"], "rank": []}
+MAINTENANCE = {"dedup": ["rank"], "rank": ["maintain"], "maintain": []}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +101,8 @@ def test_a_crawl_round_and_maintenance_run_in_airflow(airflow, web, spark, tmp_p
     _, _, maintained = airflow(
         "trawl_maintenance", {"data_dir": str(data), "conf": conf}, tmp_path / "maintenance.log"
     )
-    assert maintained["tasks"] == {"dedup": "success", "rank": "success"}
+    assert maintained["tasks"] == {"dedup": "success", "rank": "success", "maintain": "success"}
     ranked = spark.read.format("delta").load(str(data / "crawldb")).where("pagerank IS NOT NULL")
     assert ranked.count() >= len(fetched)
+    jobs = [r["job"] for r in spark.read.format("delta").load(str(data / "metrics")).collect()]
+    assert jobs.count("maintain") == 1

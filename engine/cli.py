@@ -10,6 +10,7 @@ shared options are ``--data DIR``, ``--conf KEY=VALUE`` (repeatable), ``--conf-f
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 import traceback
 from collections.abc import Callable
@@ -86,6 +87,11 @@ def job_main(
     except LockedError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_LOCKED
+    except OSError as exc:  # the lock itself could not be written (or removed)
+        if not disk_full(exc):
+            raise
+        print(disk_full_message(name, args.data, exc), file=sys.stderr)
+        return EXIT_FAILED
 
 
 def _run(name: str, conf: Config, args, run: Callable) -> int:
@@ -97,12 +103,43 @@ def _run(name: str, conf: Config, args, run: Callable) -> int:
         _wait_for_side_writes()
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception:
+    except Exception as exc:
         traceback.print_exc()
         _wait_for_side_writes()
+        if disk_full(exc):
+            print(disk_full_message(name, args.data, exc), file=sys.stderr)
         print(f"{name}: failed (exit code {EXIT_FAILED})", file=sys.stderr)
         return EXIT_FAILED
     return result if isinstance(result, int) else 0
+
+
+NO_SPACE = "No space left on device"  # ENOSPC's text, in Python's and the JVM's errors
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is a full disk (a Python
+    ENOSPC, or a JVM or task error whose text says it)."""
+    return any(
+        (isinstance(e, OSError) and e.errno == errno.ENOSPC) or NO_SPACE in str(e)
+        for e in _chain(exc)
+    )
+
+
+def disk_full_message(name: str, data: str, exc: BaseException) -> str:
+    """The one line a full disk gets: the data directory, the file when known."""
+    path = next((e.filename for e in _chain(exc) if getattr(e, "filename", None)), None)
+    where = f" (writing {path})" if path else ""
+    return (
+        f"{name}: no space left on the device of {data}{where}: the failed step's commit "
+        "was not made; free space and run the job again"
+    )
+
+
+def _chain(exc: BaseException):
+    seen: BaseException | None = exc
+    while seen is not None:
+        yield seen
+        seen = seen.__cause__ or seen.__context__
 
 
 def _wait_for_side_writes() -> None:

@@ -8,12 +8,21 @@ there too, its plugin package installed where the executors' Python finds it.
 """
 
 import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
 
 import pytest
 from cluster import StandaloneCluster
 from crawlruns import AGENT, ROOT, crawl_args, crawldb_summary, run_to_end, seeds_file
 from plugincrawl import check_plugin_crawl, install_package, plugin_crawl_args
+from test_failures import during_fetch, second_segment
+from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for, host_delays, politeness_violations
+
+from engine.layout import DataDir
 
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.cluster]
 
@@ -79,3 +88,78 @@ def test_a_plugin_packages_crawl_runs_on_the_cluster(web, cluster, tmp_path):
     ended = {app: state for app, state in finished_apps(cluster).items() if app not in before}
     assert list(ended.values()) == ["FINISHED"]
     check_plugin_crawl(web, tmp_path, agent_url)
+
+
+def executor_pids() -> list[int]:
+    """The executor JVMs of the cluster's application (CoarseGrainedExecutorBackend)."""
+    found = subprocess.run(
+        ["pgrep", "-f", "CoarseGrainedExecutorBackend"], capture_output=True, text=True
+    )
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def warc_captures(segment) -> Counter:
+    """Response and revisit records per target URI in the segment's WARC files."""
+    captures = Counter()
+    for path in sorted((segment / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type in ("response", "revisit"):
+                    captures[record.rec_headers.get_header("WARC-Target-URI")] += 1
+    return captures
+
+
+def test_a_lost_executor_costs_only_what_it_had_in_flight(spark, web, reference, cluster, tmp_path):
+    """An executor JVM killed (SIGKILL) mid-fetch: the round completes, with one fetch row
+    and one WARC capture per URL, politely; the URLs asked twice on the wire were all
+    first asked before the kill (by the lost task, which had not committed them)."""
+    name = "executor-lost"
+    data = tmp_path / "data"
+    args = crawl_args(web, data, name, 2) + ["--seeds", str(seeds_file(web, tmp_path))]
+    args += ["--conf", "fetcher.partitions=4", "--conf", "spark.executor.memory=1g"]
+    out = tmp_path / "out.txt"
+    with open(out, "w") as sink:
+        process = subprocess.Popen(
+            [*args, "--master", cluster.url],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while not during_fetch(DataDir.at(data), web, name):
+            assert process.poll() is None, f"crawl ended before fetch: {out.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, "never reached round 2's fetch"
+            time.sleep(0.05)
+        killed_at = time.time()
+        victims = executor_pids()
+        assert victims, "no executor to kill"
+        os.kill(victims[0], signal.SIGKILL)
+        process.wait(timeout=600)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 0, out.read_text()[-3000:]
+    assert "finishing segment" not in out.read_text()  # the round itself completed
+    assert crawldb_summary(spark, data) == reference
+    segment = second_segment(DataDir.at(data))
+    fetched = spark.read.format("delta").load(segment.table("fetch"))
+    listed = sorted(
+        r["url"] for r in spark.read.format("delta").load(segment.table("fetchlist")).collect()
+    )
+    rows = sorted(r["url"] for r in fetched.where("origin = 'fetchlist'").collect())
+    assert rows == listed  # one fetch row per listed URL
+    captures = warc_captures(tmp_path / "data" / "segments" / segment.name)
+    answered = [r["url"] for r in fetched.where("origin IN ('fetchlist', 'redirect')").collect()]
+    assert all(captures[url] <= 1 for url in answered), captures.most_common(3)
+    log = entries_for(web, AGENT(name))
+    assert politeness_violations(log, host_delays(web)) == []
+    started = os.path.getmtime(tmp_path / "data" / "segments" / segment.name / "_generated.done")
+    round_two = [e for e in log if e["start"] > started and e["path"] != "/robots.txt"]
+    asked = Counter((e["host"], e["path"]) for e in round_two)
+    twice = {key for key, count in asked.items() if count > 1}
+    first = {
+        key: min(e["start"] for e in round_two if (e["host"], e["path"]) == key) for key in twice
+    }
+    assert all(when < killed_at for when in first.values()), first
+    print(f"URLs asked twice on the wire after the executor was lost: {len(twice)}")

@@ -2,8 +2,10 @@
 
 Two crawl rounds through ``./submit.sh crawl --master spark://...`` (the project's code
 shipped as a --py-files archive) must give the crawldb of the same rounds in local mode
-(same URLs, statuses and content hashes), run fetch tasks on both workers (read from
-Spark's event log), and stay polite on the wire. The plugin crawl of test_plugins runs
+(same URLs, statuses and content hashes) even though an executor JVM is killed in the
+middle of round 2's fetch, run fetch tasks on both workers (read from Spark's event log),
+and stay polite on the wire. One crawl proves both: the cluster's correctness and a lost
+executor's cost share its two rounds. The plugin crawl of test_plugins runs
 there too, its plugin package installed where the executors' Python finds it.
 """
 
@@ -12,6 +14,7 @@ import os
 import signal
 import subprocess
 import time
+import urllib.parse
 from collections import Counter
 
 import pytest
@@ -27,20 +30,24 @@ from engine.layout import DataDir
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.cluster]
 
 
-def fetch_task_executors(event_dir) -> set[str]:
-    """Executors that ran tasks of the Spark jobs writing fetch tables (described
-    ``trawl fetch segment=...`` by engine.delta_commits.delta_commit_message)."""
-    stages, executors = set(), set()
+def fetch_task_workers(event_dir) -> set[str]:
+    """Workers (by their web UI's address in the executors' log URLs) whose executors ran
+    tasks of the Spark jobs writing fetch tables (described ``trawl fetch segment=...``
+    by engine.delta_commits.delta_commit_message)."""
+    stages, executors, worker_of = set(), set(), {}
     for log in event_dir.rglob("events_*"):
         for line in log.read_text().splitlines():
             event = json.loads(line)
-            if event["Event"] == "SparkListenerJobStart":
+            if event["Event"] == "SparkListenerExecutorAdded":
+                stdout_log = event["Executor Info"]["Log Urls"]["stdout"]
+                worker_of[event["Executor ID"]] = urllib.parse.urlsplit(stdout_log).netloc
+            elif event["Event"] == "SparkListenerJobStart":
                 description = event.get("Properties", {}).get("spark.job.description") or ""
                 if description.startswith("trawl fetch segment="):
                     stages.update(event["Stage IDs"])
             elif event["Event"] == "SparkListenerTaskEnd" and event["Stage ID"] in stages:
                 executors.add(event["Task Info"]["Executor ID"])
-    return executors
+    return {worker_of[executor] for executor in executors}
 
 
 @pytest.fixture(scope="module")
@@ -53,30 +60,6 @@ def cluster(tmp_path_factory):
 def finished_apps(cluster) -> dict[str, str]:
     """Application id -> final state, of the applications the master saw end."""
     return {app["id"]: app["state"] for app in cluster.state()["completedapps"]}
-
-
-def test_two_rounds_on_a_standalone_cluster_equal_local_mode(
-    spark, web, reference, cluster, tmp_path
-):
-    events = tmp_path / "events"
-    events.mkdir()
-    data = tmp_path / "data"
-    args = crawl_args(web, data, "cluster", 2) + ["--seeds", str(seeds_file(web, tmp_path))]
-    for setting in (
-        "spark.eventLog.enabled=true",
-        "spark.eventLog.compress=false",
-        f"spark.eventLog.dir=file://{events}",
-        "fetcher.partitions=4",
-        "spark.executor.memory=1g",
-    ):
-        args += ["--conf", setting]
-    before = finished_apps(cluster)
-    run_to_end([*args, "--master", cluster.url], tmp_path / "out.txt")
-    ended = {app: state for app, state in finished_apps(cluster).items() if app not in before}
-    assert list(ended.values()) == ["FINISHED"]
-    assert crawldb_summary(spark, data) == reference
-    assert len(fetch_task_executors(events)) == 2  # fetch partitions on both workers
-    assert politeness_violations(entries_for(web, AGENT("cluster")), host_delays(web)) == []
 
 
 def test_a_plugin_packages_crawl_runs_on_the_cluster(web, cluster, tmp_path):
@@ -109,15 +92,27 @@ def warc_captures(segment) -> Counter:
     return captures
 
 
-def test_a_lost_executor_costs_only_what_it_had_in_flight(spark, web, reference, cluster, tmp_path):
-    """An executor JVM killed (SIGKILL) mid-fetch: the round completes, with one fetch row
-    and one WARC capture per URL, politely; the URLs asked twice on the wire were all
-    first asked before the kill (by the lost task, which had not committed them)."""
-    name = "executor-lost"
+def test_two_rounds_with_a_lost_executor_equal_local_mode(spark, web, reference, cluster, tmp_path):
+    """Two rounds on the cluster, with an executor JVM killed (SIGKILL) mid-fetch of round
+    2: the application finishes, the crawldb equals local mode's, fetch tasks ran on both
+    workers, each segment has one fetch row and one WARC capture per URL, politely; the
+    URLs asked twice on the wire were all first asked before the kill (by the lost task,
+    which had not committed them)."""
+    name = "cluster"
     data = tmp_path / "data"
+    events = tmp_path / "events"
+    events.mkdir()
     args = crawl_args(web, data, name, 2) + ["--seeds", str(seeds_file(web, tmp_path))]
-    args += ["--conf", "fetcher.partitions=4", "--conf", "spark.executor.memory=1g"]
+    for setting in (
+        "spark.eventLog.enabled=true",
+        "spark.eventLog.compress=false",
+        f"spark.eventLog.dir=file://{events}",
+        "fetcher.partitions=4",
+        "spark.executor.memory=1g",
+    ):
+        args += ["--conf", setting]
     out = tmp_path / "out.txt"
+    before = finished_apps(cluster)
     with open(out, "w") as sink:
         process = subprocess.Popen(
             [*args, "--master", cluster.url],
@@ -141,7 +136,10 @@ def test_a_lost_executor_costs_only_what_it_had_in_flight(spark, web, reference,
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 0, out.read_text()[-3000:]
     assert "finishing segment" not in out.read_text()  # the round itself completed
+    ended = {app: state for app, state in finished_apps(cluster).items() if app not in before}
+    assert list(ended.values()) == ["FINISHED"]
     assert crawldb_summary(spark, data) == reference
+    assert len(fetch_task_workers(events)) == 2  # fetch partitions on both workers
     segment = second_segment(DataDir.at(data))
     fetched = spark.read.format("delta").load(segment.table("fetch"))
     listed = sorted(

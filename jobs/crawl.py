@@ -8,6 +8,7 @@ where it stopped. Prints one progress line per stage. Stops early when nothing i
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from engine import arrow
@@ -69,6 +70,9 @@ def run(spark, conf, args) -> int:
         finish_segment(spark, conf, data, data.segment(name))
         if conf["crawl.maintain"] and maintenance_due(conf, data):
             maintain(spark, conf, data)
+        # The round's DataFrames left in reference cycles hold their JVM query plans
+        # (through py4j) until CPython's rare full collection: free them every round.
+        gc.collect()
     warming.join()  # a crawl with nothing due ends before the workers are up
     return 0
 

@@ -109,6 +109,7 @@ def content_pages(crawldb):
 PAGE_COLUMNS = (
     "url",
     "status",
+    "duplicate_of",
     "segment",
     "content_hash",
     "simhash",
@@ -200,6 +201,16 @@ def meetings(left, right, conf):
         )
     met = met.where(F.col("by_minhash") | near)
     return met.select("f_url", "p_url", near.alias("near"))
+
+
+def changed_verdicts(found, pages):
+    """The verdicts of ``found`` (``url``, ``duplicate_of``) that change a page of ``pages``
+    (``PAGE_COLUMNS``): a page that is already a duplicate of the same page is left out."""
+    from pyspark.sql import functions as F
+
+    current = pages.select("url", "status", F.col("duplicate_of").alias("_was"))
+    same = (F.col("status") == st.DUPLICATE) & F.col("_was").eqNullSafe(F.col("duplicate_of"))
+    return found.join(current, "url").where(~same).select("url", "duplicate_of")
 
 
 def round_pairs(fresh, pages, conf, held: list):

@@ -38,6 +38,7 @@ from engine.delta_commits import delta_commit_message
 from engine.duplicates import (
     PAGE_COLUMNS,
     canonical_duplicates,
+    changed_verdicts,
     content_pages,
     exact_duplicates,
     near_duplicates,
@@ -128,8 +129,11 @@ def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
     found = found.cache()
     held.append(found)
     summary = {"duplicates": found.count(), "restored": restored.count()}
-    if summary["duplicates"] or summary["restored"]:  # else no commit, no MERGE's scans
-        write_verdicts(spark, data, found, restored, f"trawl dedup segment={segment}")
+    # A copy refetched unchanged is found again every round: only new verdicts are
+    # written, and none means no commit (a MERGE scans the crawldb whatever it changes).
+    marking = changed_verdicts(found, pages)
+    if summary["restored"] or not marking.isEmpty():
+        write_verdicts(spark, data, marking, restored, f"trawl dedup segment={segment}")
     for frame in reversed(held):
         frame.unpersist()
     return summary

@@ -10,6 +10,7 @@ the MinHash sketch's resemblance).
 
 import pytest
 from conftest import TEST_SERVER_DELAY
+from deltalake import DeltaTable
 
 from engine.layout import DataDir
 from jobs import crawl, dedup
@@ -130,3 +131,8 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
     assert summary == {"duplicates": 3, "restored": 0}
     verdicts = {url: (r["status"], r["duplicate_of"]) for url, r in rows.items()}
     assert verdicts == {url: (r["status"], r["duplicate_of"]) for url, r in marked.items()}
+    # Again on the same segment: the same copies are found, and none is new, so the
+    # crawldb gets no commit.
+    version = DeltaTable(data.crawldb).version()
+    assert dedup.dedup_segment(spark, load_config().as_dict(), data, name) == summary
+    assert DeltaTable(data.crawldb).version() == version

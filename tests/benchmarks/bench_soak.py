@@ -2,8 +2,10 @@
 driver (as a long-lived scheduler's worker would keep it), with the shipped
 housekeeping (``maintain`` after a round when a threshold is reached, ``crawl.maintain``).
 
-Round 1 crawls the test web from its hosts' home pages; every later round is
-``crawl --rounds 1 --adddays 31*r``: every page is due again (a month later each time).
+Round 1 crawls the test web from its hosts' home pages (``--web ring``), or every
+article of its news web, whose exact and near copies the round's dedup marks
+(``--web news``, depth 0); every later round is ``crawl --rounds 1 --adddays 31*r``:
+every page is due again (a month later each time).
 Prints per round: wall time, the crawldb's active files and bytes (its current version,
 by delta-rs), the files and bytes on disk under ``crawldb/`` (older versions' files
 included), the ``_delta_log`` folder's files and bytes, the driver's JVM heap in use
@@ -16,7 +18,8 @@ at the default (a week), so the benchmark sets ``--retention-hours`` (default 0)
 ``--vacuum-interval-hours`` (default 0.05, three minutes) to show the files on disk
 bounded by the rule; every other setting is the default.
 
-Run: ``.venv/bin/python tests/benchmarks/bench_soak.py [--hosts 200] [--rounds 50]``.
+Run: ``.venv/bin/python tests/benchmarks/bench_soak.py [--hosts 200] [--rounds 50]
+[--web news --hosts 40 --articles 40]``.
 """
 
 from __future__ import annotations
@@ -76,6 +79,15 @@ def driver_memory() -> dict:
     return {"heap_mb": heap, "rss_mb": int(status) / 2**10}
 
 
+def seed_urls(web: TestWeb, args) -> list[str]:
+    """The soak's seeds on ``args.web``."""
+    if args.web == "ring":
+        return [f"{web.site.base(i)}/" for i in range(args.hosts)]
+    news = web.site.news
+    copies = [url for group in news.clusters().values() for cluster in group for url in cluster]
+    return list(dict.fromkeys(news.distinct_urls() + copies))
+
+
 def main(argv=None) -> int:
     """Run the soak and print its table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -84,6 +96,15 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--retention-hours", default="0")
     parser.add_argument("--vacuum-interval-hours", default="0.05")
+    parser.add_argument(
+        "--web",
+        choices=("ring", "news"),
+        default="ring",
+        help="ring: the hosts' home pages as seeds, their links followed; news: every "
+        "article of testweb.news (realistic text, exact and near copies) as seeds, so "
+        "that every round's dedup marks copies",
+    )
+    parser.add_argument("--articles", type=int, default=12, help="news articles per host")
     parser.add_argument("--conf", action="append", default=[], help="KEY=VALUE, repeatable")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-soak-"))
@@ -93,13 +114,15 @@ def main(argv=None) -> int:
         work / "requests.jsonl",
         crawl_delay=0.0,
         pages_per_host=args.pages,
+        news_articles=args.articles,
     ).start()
     seeds = work / "seeds.txt"
-    seeds.write_text("".join(f"{web.site.base(i)}/\n" for i in range(args.hosts)))
+    seeds.write_text("".join(f"{url}\n" for url in seed_urls(web, args)))
     settings = [
         "fetcher.server.delay=0",
         "fetcher.allow.private.networks=true",
         "http.agent.url=https://trawl.invalid/bench-soak",
+        *(["db.max.depth=0"] if args.web == "news" else []),  # the articles, every round
         f"db.retention.hours={args.retention_hours}",
         f"db.vacuum.interval.hours={args.vacuum_interval_hours}",
         "spark.driver.memory=2g",  # submit.sh's default (TRAWL_DRIVER_MEMORY)

@@ -120,23 +120,19 @@ PAGE_COLUMNS = (
 )
 
 
-def band_rows(pages, conf, sketched_blocks: bool = True):
+def band_rows(pages, conf):
     """``(url, h, by_minhash, sketched, simhash)``: one row per band of every page, the
     band's number and value hashed to 64 bits ``h`` (a collision only makes a candidate
     that is then rejected): MinHash bands (``by_minhash``) and SimHash blocks (Manku et
     al.); ``sketched``: the page has a MinHash sketch. None when near-duplicate detection
-    is off. ``sketched_blocks`` False leaves out the SimHash blocks of sketched pages,
-    which ``meetings`` joins only to an unsketched page's."""
+    is off."""
     from pyspark.sql import functions as F
 
-    sketches = conf["dedup.minhash.threshold"] >= 0
     bands = []
     if conf["dedup.simhash.distance"] >= 0:
         blocks = [F.shiftright("simhash", i * BAND_BITS).bitwiseAND(0xFFFF) for i in range(BANDS)]
-        source = F.col("simhash")
-        if sketches and not sketched_blocks:
-            source = F.when(F.col("minhash").isNull(), source)
-        bands += [(source, F.xxhash64(F.lit(i), b), False) for i, b in enumerate(blocks)]
+        bands += [(F.col("simhash"), F.xxhash64(F.lit(i), b), False) for i, b in enumerate(blocks)]
+    sketches = conf["dedup.minhash.threshold"] >= 0
     if sketches:
         bands += [
             (
@@ -234,11 +230,7 @@ def round_pairs(fresh, pages, conf, held: list):
     fresh_bands = band_rows(fresh, conf)
     if fresh_bands is not None:
         keys = F.broadcast(fresh_bands.select("h").distinct())
-        # The crawldb's rows are most of the pass's work: when every page of the round
-        # has a sketch, no SimHash block of a sketched page can meet one of them.
-        unsketched = fresh_bands.where(~F.col("by_minhash") & ~F.col("sketched"))
-        blocks = not unsketched.isEmpty()
-        page_bands = band_rows(pages, conf, blocks).join(keys, "h", "left_semi")
+        page_bands = band_rows(pages, conf).join(keys, "h", "left_semi")
         banded = meetings(fresh_bands, page_bands, conf).withColumn("exact", F.lit(False))
         met = met.unionByName(banded)
     met = met.where(F.col("f_url") != F.col("p_url"))

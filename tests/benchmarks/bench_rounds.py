@@ -12,11 +12,12 @@ other in one run. Three webs by default, all measured in the same run:
 * ``scale``: the same at 2,000 hosts (the issue's share target is on 2,000 hosts).
 
 Prints per crawl: wall time; start (the command to the first page request, from the
-web's log); per round its wall time (generate's start to updatedb's end, from the
-metrics table), its fetch's request span (first to last request of the round, from
-the web's log), the time outside that span, its share of the round, and the Spark jobs
-each stage ran (from Spark's event log). Then ``./submit.sh demo``'s wall time with
-each code. Rounds after the first are "warm".
+web's log); per round its wall time (generate's start to the end of updatedb, or of
+the round's dedup pass when crawl runs one, from the metrics table), its fetch's request
+span (first to last request of the round, from the web's log), the time outside that
+span, its share of the round, and the Spark jobs each stage ran (from Spark's event
+log). Then ``./submit.sh demo``'s wall time with each code. Rounds after the first are
+"warm".
 
 Run on demand: ``.venv/bin/python tests/benchmarks/bench_rounds.py [--webs calm wide]
 [--baseline REV] [--json FILE]``.
@@ -47,7 +48,7 @@ from testweb.server import read_log  # noqa: E402
 PYTHON = sys.executable
 SECTION = "bench_rounds"
 AGENT = "https://trawl.invalid/bench-rounds-{}".format
-STAGES = ("generate", "fetch", "parse", "updatedb")
+STAGES = ("generate", "fetch", "parse", "updatedb", "dedup")
 WEBS = {
     "calm": {"hosts": 20, "pages": 15, "fanout": 3, "delay": 0.2, "rounds": 3, "subnet": 60},
     "wide": {"hosts": 500, "pages": 20, "fanout": 4, "delay": 0.0, "rounds": 3, "subnet": 62},
@@ -150,7 +151,9 @@ def figures(folder: Path, label: str, began: float, seconds: float) -> dict:
         stages = {r["job"]: r for r in rows if r["segment"] == segment and r["job"] in STAGES}
         if "updatedb" not in stages:
             continue
-        start, end = stages["generate"]["start"], stages["updatedb"]["end"]
+        # The round ends with its dedup pass when crawl runs one (crawl.dedup).
+        start = stages["generate"]["start"]
+        end = max(stages[job]["end"] for job in ("updatedb", "dedup") if job in stages)
         fetch = stages["fetch"]
         moments = [m for m in (e["start"] for e in log) if fetch["start"] - 1 <= m <= fetch["end"]]
         span = (max(moments) - min(moments)) if moments else 0.0

@@ -72,17 +72,19 @@ def due(conf, data: DataDir) -> bool:
     """Whether a step's threshold is reached (crawl's look after a round: no Spark job)."""
     from deltalake import DeltaTable
 
+    crawldb = DeltaTable(data.crawldb)  # its log read once for both thresholds
     limit = conf["db.compact.files"]
-    if limit >= 0 and len(DeltaTable(data.crawldb).file_uris()) > limit:
+    if limit >= 0 and len(crawldb.file_uris()) > limit:
         return True
     if conf["segments.retention.count"] >= 0 and _retired(conf, data):
         return True
-    return vacuum_due(conf, data, _state(data))
+    return vacuum_due(conf, data, _state(data), crawldb)
 
 
-def vacuum_due(conf, data: DataDir, state: dict) -> bool:
+def vacuum_due(conf, data: DataDir, state: dict, crawldb=None) -> bool:
     """VACUUM is due when it is on, was not run for ``db.vacuum.interval.hours``, and the
-    crawldb has history older than ``db.retention.hours`` (else it could delete nothing)."""
+    crawldb has history older than ``db.retention.hours`` (else it could delete nothing).
+    ``crawldb``: the crawldb's delta-rs table when the caller has it open."""
     from deltalake import DeltaTable
 
     hours = conf["db.retention.hours"]
@@ -91,7 +93,8 @@ def vacuum_due(conf, data: DataDir, state: dict) -> bool:
     now = time.time()
     if now - state.get("vacuumed_at", 0) < conf["db.vacuum.interval.hours"] * 3600:
         return False
-    first = DeltaTable(data.crawldb).history()[-1]["timestamp"] / 1000
+    crawldb = crawldb or DeltaTable(data.crawldb)
+    first = crawldb.history()[-1]["timestamp"] / 1000
     return now - first > hours * 3600
 
 

@@ -1,17 +1,19 @@
 """Failures cost a retry, never data: real driver processes killed by PID, then rerun.
 
-Each scenario starts ``./submit.sh crawl --rounds 2`` against the local web in its own
-process group, kills the whole group (bash, spark-submit's JVM, the Python driver and its
-workers) with SIGKILL in round 2 during fetch (which parses too, ``fetcher.parse``),
+Each scenario starts from a copy of the reference crawl's data directory after its first
+round and runs ``./submit.sh crawl --rounds 1`` against the local web in its own process
+group; it kills the whole group (bash, spark-submit's JVM, the Python driver and its
+workers) with SIGKILL in that round during fetch (which parses too, ``fetcher.parse``),
 parse (a crawl with ``fetcher.parse=false``) or updatedb, then runs
 ``./submit.sh crawl --rounds 0``, which finishes the segment left unfinished. The
-crawldb must then hold the same URLs, statuses and content hashes as an uninterrupted
+crawldb must then hold the same URLs, statuses and content hashes as the uninterrupted
 crawl, every segment one fetch row per listed URL, and the request log no politeness
 violation. While the first process runs, a second writer is refused at once.
 """
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -76,24 +78,25 @@ def check_second_writer_refused(data: Path, folder: Path) -> None:
 
 
 @pytest.mark.parametrize("stage", ["fetch", "parse", "updatedb"])
-def test_driver_killed_then_rerun_loses_nothing(stage, spark, web, reference, tmp_path):
+def test_driver_killed_then_rerun_loses_nothing(
+    stage, spark, web, reference, reference_round_one, tmp_path
+):
     condition = {"fetch": during_fetch, "parse": during_parse, "updatedb": during_updatedb}[stage]
     data = tmp_path / "data"
+    shutil.copytree(reference_round_one, data)
+    seeds_file(web, tmp_path)  # for the second writer's inject
     out = tmp_path / "out.txt"
     # The parse job runs in a round only when the fetch tasks do not parse.
     own = ["--conf", "fetcher.parse=false"] if stage == "parse" else []
-    args = [*crawl_args(web, data, stage, 2), *own]
+    args = [*crawl_args(web, data, stage, 1), *own]
     with open(out, "w") as sink:
         process = subprocess.Popen(
-            [*args, "--seeds", str(seeds_file(web, tmp_path))],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            args, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
         deadline = time.monotonic() + 300
-        if stage == "fetch":  # while the crawl holds the directory (its first segment is there)
-            while not DataDir.at(data).segment_names():
+        if stage == "fetch":  # while the crawl holds the directory (its lock is there)
+            while not (data / "_lock").exists():
                 assert time.monotonic() < deadline and process.poll() is None, out.read_text()
                 time.sleep(0.05)
             check_second_writer_refused(data, tmp_path)

@@ -42,9 +42,7 @@ def crawled(spark, news, tmp_path_factory):
     root = tmp_path_factory.mktemp("newsdedup")
     corpus = news.site.news
     clusters = corpus.clusters()
-    urls = dict.fromkeys(
-        corpus.distinct_urls() + [u for g in clusters.values() for c in g for u in c]
-    )
+    urls = corpus.all_urls()
     seeds = root / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in urls))
     data = root / "data"

@@ -117,6 +117,11 @@ class NewsWeb:
         """Every article's own URL: pages no other is a copy of, but those of clusters."""
         return [f"{base}/news/{k}" for base in self.bases for k in range(1, self.articles + 1)]
 
+    def all_urls(self) -> list[str]:
+        """Every page of the news web once: the articles, then their copies."""
+        copies = [url for group in self.clusters().values() for c in group for url in c]
+        return list(dict.fromkeys(self.distinct_urls() + copies))
+
     def clusters(self) -> dict[str, list[list[str]]]:
         """Copy groups by case (``exact``, ``sentence``, ``chrome``): each a list of
         URLs of which exactly one should be kept, the others marked duplicate."""

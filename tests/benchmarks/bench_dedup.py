@@ -37,9 +37,7 @@ def run(code: str, web: TestWeb, work: Path) -> dict:
     """Crawl the web once with ``code``'s settings, then the full pass; the figures."""
     corpus = web.site.news
     clusters = corpus.clusters()
-    urls = dict.fromkeys(
-        corpus.distinct_urls() + [u for g in clusters.values() for c in g for u in c]
-    )
+    urls = corpus.all_urls()
     folder = work / code
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)

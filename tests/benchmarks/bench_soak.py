@@ -83,9 +83,7 @@ def seed_urls(web: TestWeb, args) -> list[str]:
     """The soak's seeds on ``args.web``."""
     if args.web == "ring":
         return [f"{web.site.base(i)}/" for i in range(args.hosts)]
-    news = web.site.news
-    copies = [url for group in news.clusters().values() for cluster in group for url in cluster]
-    return list(dict.fromkeys(news.distinct_urls() + copies))
+    return web.site.news.all_urls()
 
 
 def main(argv=None) -> int:

@@ -34,7 +34,8 @@ from lib.storage import Storage, absolute, basename, join, storage_for
 
 STAGES = ("generated", "fetched", "parsed", "updated")
 # Markers past the stages: crawl's per-round de-duplication (crawl.dedup).
-MARKERS = (*STAGES, "deduped")
+DEDUPED = "deduped"  # the segment's _deduped.done: crawl marked the round's duplicates
+MARKERS = (*STAGES, DEDUPED)
 LOCK_NAME = "_lock"
 
 

@@ -13,9 +13,8 @@ import sys
 
 from engine import arrow
 from engine.cli import job_main, job_parser
-from engine.layout import STAGES, DataDir, Segment, require_crawldb, require_file
-from engine.metrics import record
-from engine.progress import progress
+from engine.layout import DEDUPED, STAGES, DataDir, Segment, require_crawldb, require_file
+from engine.round_dedup import mark_round
 from engine.store import crawldb_exists
 from engine.submissions import inject_pending
 from jobs.dedup import dedup_segment
@@ -39,9 +38,6 @@ def build_parser():
         "--adddays", type=float, default=0.0, help="pretend the clock is N days ahead"
     )
     return parser
-
-
-DEDUPED = "deduped"  # the segment's _deduped.done: the round's duplicates are marked
 
 
 def run(spark, conf, args) -> int:
@@ -93,11 +89,13 @@ def finish_segment(spark, conf, data: DataDir, segment: Segment) -> None:
     stages = {
         "fetched": lambda: fetch(spark, conf, data, segment),
         "parsed": lambda: parse(spark, conf, segment),
-        "updated": lambda: updatedb(spark, conf, data, segment),
+        "updated": lambda: updatedb(spark, conf, data, segment, conf["crawl.dedup"]),
     }
     for stage in STAGES[1:]:
         if not segment.done(stage):
             stages[stage]()
+    # Marked by updatedb's commit, but for a segment updated without (by updatedb
+    # alone, or a run killed between its commit and its marker).
     if conf["crawl.dedup"] and not segment.done(DEDUPED):
         dedup_round(spark, conf, data, segment)
 
@@ -108,9 +106,7 @@ def dedup_round(spark, conf, data: DataDir, segment: Segment) -> None:
     clock = Stopwatch()
     summary = dedup_segment(spark, conf.as_dict(), data, segment.name)
     summary["seconds"] = round(clock.seconds, 1)
-    segment.mark(DEDUPED, summary)
-    record(spark, data.root, "dedup", segment.name, summary)
-    progress("dedup", [("duplicates", summary["duplicates"]), ("restored", summary["restored"])])
+    mark_round(spark, data.root, segment, summary)
 
 
 def check(conf, args) -> None:

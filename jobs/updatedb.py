@@ -33,6 +33,7 @@ from engine.layout import (
 from engine.metrics import record
 from engine.probe_cache import soft_404_templates, store_probes
 from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
+from engine.round_dedup import mark_round, round_duplicates
 from engine.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
@@ -245,16 +246,11 @@ def mark_soft_404(changed, templates, segment: str, distance: int):
     )
 
 
-def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
-    """Apply one segment to the crawldb."""
+def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment):
+    """The crawldb rows the segment changes (``touched``: ``touched_rows``'), the pages
+    that look like their host's soft-404 page made gone, computed and checkpointed."""
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
-    clock = Stopwatch()
-    settings = conf.as_dict()
-    # Read once: admission and the merge both scan it several times.
-    old = read_crawldb(spark, data, millis=True).cache()
-    touched, refused, cached = touched_rows(spark, settings, old, segment)
     spark_schema, arrow_schema = arrow.schemas(CRAWLDB)
     merge = partial(_merge_batches, settings, segment.name, now_ms(), arrow_schema)
     changed = with_timestamps(touched.mapInArrow(merge, spark_schema), CRAWLDB)
@@ -267,7 +263,25 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
     # JVM collects the frame) and cut from its plan, which reads the crawldb: a Spark
     # MERGE's commit (merge_rows' way for a table it cannot rewrite) re-plans every
     # cached frame that reads the crawldb.
-    changed = changed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+    return changed.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
+
+
+def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) -> dict:
+    """Apply one segment to the crawldb; with ``dedup`` (crawl's ``crawl.dedup``), mark
+    the round's duplicates in the same commit (``engine.round_dedup``)."""
+    from pyspark.sql import functions as F
+
+    clock = Stopwatch()
+    settings = conf.as_dict()
+    # Read once: admission and the merge both scan it several times.
+    old = read_crawldb(spark, data, millis=True).cache()
+    touched, refused, cached = touched_rows(spark, settings, old, segment)
+    changed = changed_rows(spark, settings, data, touched, segment)
+    deduped = None
+    if dedup:
+        watch = Stopwatch()
+        changed, deduped = round_duplicates(old, changed, segment.name, settings)
+        deduped["seconds"] = round(watch.seconds, 1)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
@@ -301,6 +315,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment) -> dict:
             ("links rejected", sum(summary["rejected"].values())),
         ],
     )
+    if deduped is not None:
+        mark_round(spark, data.root, segment, deduped)
     return summary
 
 

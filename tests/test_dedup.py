@@ -43,9 +43,18 @@ def deduped(spark, web, tmp_path_factory):
     ]
     data = root / "data"
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
+    by_crawl = verdicts(spark, data)
     assert dedup.main(["--data", str(data)]) == 0
     rows = {r["url"]: r for r in spark.read.format("delta").load(str(data / "crawldb")).collect()}
+    # crawl marked them in updatedb's commit (crawl.dedup): the full pass finds the same.
+    assert by_crawl == {url: (r["status"], r["duplicate_of"]) for url, r in rows.items()}
     return DataDir.at(data), rows, base0, base1
+
+
+def verdicts(spark, data) -> dict:
+    """url -> (status, duplicate_of) of the crawldb's rows."""
+    rows = spark.read.format("delta").load(str(data / "crawldb")).collect()
+    return {r["url"]: (r["status"], r["duplicate_of"]) for r in rows}
 
 
 def test_exact_and_near_duplicates_point_at_the_kept_copy(deduped):

@@ -7,9 +7,12 @@ each with 10 outlinks to URLs not in the crawldb (1M new outlinks). It then time
 
 * ``generate`` (topN 100k) over the crawldb, and
 * ``updatedb`` of the segment (100k rows updated, 1M inserted, one Delta MERGE),
-* the round's dedup pass after it (``crawl.dedup``: the 100k pages, 2,000 of them exact
-  and 2,000 near copies of earlier pages, against the whole crawldb, by SHA-256 and
-  MinHash bands), beside updatedb's time,
+* the round's dedup pass (``crawl.dedup``: the 100k pages, 2,000 of them exact and 2,000
+  near copies of earlier pages, against the whole crawldb, by SHA-256 and MinHash bands)
+  two ways side by side, on two copies of the same crawldb: as a pass of its own after
+  updatedb (``dedup_segment``: its own read and MERGE), and inside updatedb's commit
+  (crawl's way: its steps timed by updatedb, and updatedb's whole time beside the
+  other copy's),
 
 with Trawl's own job functions, and reports the crawldb's bytes per URL on disk before
 and after. Layouts are compared side by side at the smallest size (``--layouts``):
@@ -47,6 +50,7 @@ from lib.config import load_config  # noqa: E402
 URLS_PER_HOST = 100
 SEGMENT_PAGES = 100_000
 OUTLINKS_PER_PAGE = 10
+SEGMENT = "20261130000000"  # the synthetic segment
 COPIES = 2_000  # exact copies of earlier pages in the segment, and as many near copies
 TOPN = 100_000
 DAY_MS = 86_400_000
@@ -161,7 +165,7 @@ def write_segment(spark, data: DataDir, crawldb) -> str:
     each linking to ``OUTLINKS_PER_PAGE`` URLs that are not in the crawldb."""
     from pyspark.sql import functions as F
 
-    name = "20261130000000"
+    name = SEGMENT
     segment = data.segment(name)
     chosen = crawldb.where("status = 'unfetched'").limit(SEGMENT_PAGES).cache()
     fetchlist = chosen.select(
@@ -331,17 +335,29 @@ def run_one(size: int, layout: str, work: Path, conf) -> dict:
     figures["generate_s"] = round(time.perf_counter() - started, 1)
     figures["generated"] = data.segment(name).summary("generated")["urls"]
 
+    # The round's dedup side by side on two copies of the same crawldb and segment:
+    # crawl's pass inside updatedb's commit, and the separate pass (updatedb, then
+    # dedup_segment's own read and MERGE) that crawl runs for a segment updated without.
+    twin = folder.with_name(folder.name + "-inside")
+    shutil.rmtree(twin, ignore_errors=True)
+    inside = DataDir.at(shutil.copytree(folder, twin), conf)
     started = time.perf_counter()
-    summary = updatedb(spark, conf, data, data.segment("20261130000000"))
+    summary = updatedb(spark, conf, data, data.segment(SEGMENT))
     figures["updatedb_s"] = round(time.perf_counter() - started, 1)
     figures["updatedb_changed"] = summary["changed"]
     figures["updatedb_new"] = summary["new"]
     after = summary["crawldb"]
     figures["bytes_per_url_after"], figures["files_after"] = _per_url(spark, data.crawldb, after)
     started = time.perf_counter()
-    marked = dedup_segment(spark, conf.as_dict(), data, "20261130000000")  # crawl.dedup's pass
+    marked = dedup_segment(spark, conf.as_dict(), data, SEGMENT)
     figures["dedup_s"] = round(time.perf_counter() - started, 1)
     figures["dedup_marked"] = marked["duplicates"]
+    started = time.perf_counter()
+    updatedb(spark, conf, inside, inside.segment(SEGMENT), dedup=True)
+    figures["updatedb_dedup_s"] = round(time.perf_counter() - started, 1)
+    own = inside.segment(SEGMENT).summary("deduped")
+    figures["inside_dedup_s"], figures["inside_marked"] = own["seconds"], own["duplicates"]
+    shutil.rmtree(inside.root, ignore_errors=True)
     if layout == "zorder":
         started = time.perf_counter()
         DeltaTable.forPath(spark, data.crawldb).optimize().executeZOrderBy("host")
@@ -390,15 +406,20 @@ def main(argv=None) -> int:
 
 def print_table(results: list[dict]) -> None:
     print(
-        "\nsize        layout  build s  generate s  updatedb s  dedup s  dedup/updatedb"
-        "  marked  bytes/URL before  after  files"
+        "\nsize        layout  build s  generate s  updatedb s  separate dedup s  share"
+        "  updatedb+dedup s  dedup inside s  share  marked  bytes/URL before  after  files"
     )
     for r in results:
-        share = r["dedup_s"] / r["updatedb_s"]
+        separate = r["dedup_s"] / r["updatedb_s"]
+        # Its share of the updatedb it rides in: its own steps against the rest.
+        inside = r["inside_dedup_s"] / (r["updatedb_dedup_s"] - r["inside_dedup_s"])
+        marked = f"{r['dedup_marked']}/{r['inside_marked']}"
         print(
             f"{r['size']:>10,}  {r['layout']:<6}  {r['build_s']:>7}  {r['generate_s']:>10}  "
-            f"{r['updatedb_s']:>10}  {r['dedup_s']:>7}  {share:>14.0%}  {r['dedup_marked']:>6}  "
-            f"{r['bytes_per_url']:>16}  {r['bytes_per_url_after']:>5}  {r['files_after']:>5}"
+            f"{r['updatedb_s']:>10}  {r['dedup_s']:>16}  {separate:>5.0%}  "
+            f"{r['updatedb_dedup_s']:>16}  {r['inside_dedup_s']:>14}  {inside:>5.0%}  "
+            f"{marked:>6}  {r['bytes_per_url']:>16}  {r['bytes_per_url_after']:>5}  "
+            f"{r['files_after']:>5}"
         )
     base = [r for r in results if r["layout"] == results[-1]["layout"]]
     if len(base) > 1:

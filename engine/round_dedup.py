@@ -1,0 +1,94 @@
+"""crawl's round dedup inside updatedb's own write (``crawl.dedup``).
+
+The round's duplicates are found on the crawldb as updatedb is about to leave it (its
+rows read once, with the changed rows in their place), and the verdicts ride in the same
+commit as the round's update: no second read of the crawldb and no second rewrite of its
+files (a MERGE of its own was a fifth of updatedb's time on a large crawldb, and a dozen
+Spark jobs a round on a small one). The rules are ``engine.duplicates.round_verdicts``',
+the same as ``jobs.dedup.dedup_segment``'s, which crawl still runs for a segment updated
+without them (by ``updatedb`` alone, or a round killed in between).
+"""
+
+from __future__ import annotations
+
+from crawldb.schema import CRAWLDB
+from engine.duplicates import PAGE_COLUMNS, content_pages, round_verdicts
+from engine.frames import with_timestamps
+from engine.layout import DEDUPED, Segment
+from engine.metrics import record
+from engine.progress import progress
+from lib import vocabulary as st
+
+STATUS, OF = "_verdict_status", "_verdict_of"
+
+
+def pages_after(old, changed):
+    """The crawldb's content pages (``PAGE_COLUMNS``) as they are once ``changed`` (its
+    changed rows, times as TIMESTAMP) replaces their rows of ``old`` (times in ms)."""
+    from pyspark.sql import functions as F
+
+    kept = content_pages(old).select(*PAGE_COLUMNS).join(changed.select("url"), "url", "left_anti")
+    kept = kept.withColumn("last_fetch_time", F.timestamp_millis("last_fetch_time"))
+    return kept.unionByName(content_pages(changed).select(*PAGE_COLUMNS))
+
+
+def round_duplicates(old, changed, segment: str, conf: dict):
+    """``(rows, summary)``: the rows to write, ``changed`` with the round's verdicts and
+    the rows of ``old`` they change (earlier pages now copies of a better page of the
+    round), checkpointed, so that nothing of it reads the crawldb once ``old`` is
+    released; and the pass's figures (``duplicates``, ``restored``)."""
+    from pyspark.sql import functions as F
+
+    # Read by every step of the pass; released, with the frames the pass caches, once
+    # the verdicts are out.
+    pages = pages_after(old, changed).cache()
+    held = [pages]
+    found, restored = round_verdicts(pages, segment, conf, held)
+    null = F.lit(None).cast("string")
+    verdicts = found.select(
+        "url", F.lit(st.DUPLICATE).alias(STATUS), F.col("duplicate_of").alias(OF)
+    ).unionByName(restored.select("url", F.lit(st.FETCHED).alias(STATUS), null.alias(OF)))
+    verdicts = verdicts.localCheckpoint(eager=True)
+    for frame in reversed(held):
+        frame.unpersist()
+    counts = {r[STATUS]: r["count"] for r in verdicts.groupBy(STATUS).count().collect()}
+    summary = {"duplicates": counts.get(st.DUPLICATE, 0), "restored": counts.get(st.FETCHED, 0)}
+    earlier = earlier_rows(old, changed, verdicts).localCheckpoint(eager=True)
+    judged = changed.join(F.broadcast(verdicts), "url", "left")
+    return judged_rows(judged).unionByName(earlier), summary
+
+
+def judged_rows(judged):
+    """Crawldb rows joined with their verdicts (``STATUS``, ``OF``; null for none): the
+    rows with the status and ``duplicate_of`` of their verdict, if they have one."""
+    from pyspark.sql import functions as F
+
+    has = F.col(STATUS).isNotNull()
+    return (
+        judged.withColumn("status", F.when(has, F.col(STATUS)).otherwise(F.col("status")))
+        .withColumn("duplicate_of", F.when(has, F.col(OF)).otherwise(F.col("duplicate_of")))
+        .drop(STATUS, OF)
+    )
+
+
+def earlier_rows(old, changed, verdicts):
+    """The rows of ``old`` the round left alone that a verdict changes, as stored (a page
+    already a duplicate of the same page is left out). Every join is against the few
+    verdicts: none shuffles the crawldb."""
+    from pyspark.sql import functions as F
+
+    urls = F.broadcast(verdicts.select("url"))
+    in_round = F.broadcast(changed.select("url").join(urls, "url", "left_semi"))
+    others = F.broadcast(verdicts.join(in_round, "url", "left_anti"))
+    judged = old.join(others, "url")
+    same = (F.col("status") == F.col(STATUS)) & F.col("duplicate_of").eqNullSafe(F.col(OF))
+    rows = judged_rows(judged.where(~same))
+    return with_timestamps(rows, CRAWLDB).select(*changed.columns)
+
+
+def mark_round(spark, data_root: str, segment: Segment, summary: dict) -> None:
+    """Record that the round's duplicates are marked: the segment's ``_deduped.done`` (a
+    rerun after a kill does it once), the metrics row and the progress line."""
+    segment.mark(DEDUPED, summary)
+    record(spark, data_root, "dedup", segment.name, summary)
+    progress("dedup", [("duplicates", summary["duplicates"]), ("restored", summary["restored"])])

@@ -22,14 +22,22 @@ from lib import vocabulary as st
 STATUS, OF = "_verdict_status", "_verdict_of"
 
 
-def pages_after(old, changed):
+def pages_after(old, changed, segment: str):
     """The crawldb's content pages (``PAGE_COLUMNS``) as they are once ``changed`` (its
-    changed rows, times as TIMESTAMP) replaces their rows of ``old`` (times in ms)."""
+    changed rows, times as TIMESTAMP) replaces their rows of ``old`` (times in ms).
+
+    The rows of ``old`` replaced are told by a broadcast of the few changed rows that
+    can have been content pages (content pages still, or fetched in the round: a page's
+    status changes only by a fetch), so the crawldb's pages are never shuffled."""
     from pyspark.sql import functions as F
 
-    kept = content_pages(old).select(*PAGE_COLUMNS).join(changed.select("url"), "url", "left_anti")
+    now = content_pages(changed)
+    replaced = now.select("url").unionByName(
+        changed.where(F.col("segment") == segment).select("url")
+    )
+    kept = content_pages(old).select(*PAGE_COLUMNS).join(F.broadcast(replaced), "url", "left_anti")
     kept = kept.withColumn("last_fetch_time", F.timestamp_millis("last_fetch_time"))
-    return kept.unionByName(content_pages(changed).select(*PAGE_COLUMNS))
+    return kept.unionByName(now.select(*PAGE_COLUMNS))
 
 
 def round_duplicates(old, changed, segment: str, conf: dict):
@@ -41,7 +49,7 @@ def round_duplicates(old, changed, segment: str, conf: dict):
 
     # Read by every step of the pass; released, with the frames the pass caches, once
     # the verdicts are out.
-    pages = pages_after(old, changed).cache()
+    pages = pages_after(old, changed, segment).cache()
     held = [pages]
     found, restored = round_verdicts(pages, segment, conf, held)
     null = F.lit(None).cast("string")

@@ -13,10 +13,12 @@ Usage: ``submit.sh dedup --data DIR``. Among fetched pages:
   pages meet on their MinHash bands only, as SimHashes within a few bits come from
   texts that resemble far above the threshold.
 
-``crawl`` runs the same rules every round (``crawl.dedup``, ``dedup_segment`` below) on
-the round's pages only: each page fetched in the round is compared with the pages of
-the whole crawldb that share its SHA-256 or a band, and of each pair found the page
-ranked lower becomes a duplicate of the other (a page already a duplicate stays one).
+``crawl`` runs the same rules every round (``crawl.dedup``) on the round's pages only,
+inside updatedb's commit (``engine.round_dedup``; ``dedup_segment`` below is the same
+pass on its own, for a segment updated without it): each page fetched in the round is
+compared with the pages of the whole crawldb that share its SHA-256 or a band, and of
+each pair found the page ranked lower becomes a duplicate of the other (a page already
+a duplicate stays one).
 This job is the full pass: it compares all pages and restores pages no longer
 duplicated; running it after the rounds' passes changes nothing it would not have set.
 

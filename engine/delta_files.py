@@ -63,3 +63,15 @@ def plain_files(table) -> bool:
     """Whether the delta-rs ``table``'s Parquet files alone give its rows."""
     protocol = table.protocol()
     return protocol.min_reader_version == 1 and not table.metadata().partition_columns
+
+
+def table_rows(path: str) -> int | None:
+    """The rows of the table's current version, from its log's file statistics (no
+    file is read); None when a file has no row count."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    if "num_records" not in actions.column_names or actions.column("num_records").null_count:
+        return None
+    return sum(actions.column("num_records").to_pylist())

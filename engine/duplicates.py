@@ -97,12 +97,18 @@ def canonical_duplicates(pages):
     return naming.join(targets, "duplicate_of").select("url", "duplicate_of")
 
 
-def content_pages(crawldb):
-    """The crawldb's pages with content: fetched, not modified, or duplicates."""
+def content_condition():
+    """Whether a crawldb row is a page with content: fetched, not modified, or a
+    duplicate, with a body hash."""
     from pyspark.sql import functions as F
 
     status = F.col("status").isin(st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
-    return crawldb.where(status & F.col("content_hash").isNotNull())
+    return status & F.col("content_hash").isNotNull()
+
+
+def content_pages(crawldb):
+    """The crawldb's pages with content (``content_condition``)."""
+    return crawldb.where(content_condition())
 
 
 # The columns the passes read: the crawldb is read for these only.

@@ -11,8 +11,9 @@ without them (by ``updatedb`` alone, or a round killed in between).
 
 from __future__ import annotations
 
+from crawldb import duplicates
 from crawldb.schema import CRAWLDB
-from engine.duplicates import PAGE_COLUMNS, content_pages, round_verdicts
+from engine.duplicates import PAGE_COLUMNS, content_condition, content_pages, round_verdicts
 from engine.frames import with_timestamps
 from engine.layout import DEDUPED, Segment
 from engine.metrics import record
@@ -40,11 +41,20 @@ def pages_after(old, changed, segment: str):
     return kept.unionByName(now.select(*PAGE_COLUMNS))
 
 
-def round_duplicates(old, changed, segment: str, conf: dict):
+def round_duplicates(old, changed, segment: str, conf: dict, urls: int | None):
     """``(rows, summary)``: the rows to write, ``changed`` with the round's verdicts and
     the rows of ``old`` they change (earlier pages now copies of a better page of the
     round), checkpointed, so that nothing of it reads the crawldb once ``old`` is
-    released; and the pass's figures (``duplicates``, ``restored``)."""
+    released; and the pass's figures (``duplicates``, ``restored``). ``urls``: the
+    crawldb's URLs (None: unknown); up to ``crawl.dedup.driver.urls`` the verdicts are
+    found in the driver (``crawldb.duplicates``), else by Spark."""
+    if urls is not None and urls <= conf["crawl.dedup.driver.urls"]:
+        return driver_duplicates(old, changed, segment, conf)
+    return spark_duplicates(old, changed, segment, conf)
+
+
+def spark_duplicates(old, changed, segment: str, conf: dict):
+    """``round_duplicates`` by Spark: every step a frame."""
     from pyspark.sql import functions as F
 
     # Read by every step of the pass; released, with the frames the pass caches, once
@@ -64,6 +74,60 @@ def round_duplicates(old, changed, segment: str, conf: dict):
     earlier = earlier_rows(old, changed, verdicts).localCheckpoint(eager=True)
     judged = changed.join(F.broadcast(verdicts), "url", "left")
     return judged_rows(judged).unionByName(earlier), summary
+
+
+def driver_duplicates(old, changed, segment: str, conf: dict):
+    """``round_duplicates`` in the driver: the content pages collected in one job, the
+    verdicts found by ``crawldb.duplicates``, and Spark joins only where a verdict
+    changes a row."""
+    from pyspark.sql import functions as F
+
+    pages = collected_pages(old, changed, segment)
+    found, restored = duplicates.round_verdicts(pages, segment, conf)
+    verdicts = [(url, st.DUPLICATE, target) for url, target in found.items()]
+    verdicts += [(url, st.FETCHED, None) for url in restored]
+    summary = {"duplicates": len(found), "restored": len(restored)}
+    spark = changed.sparkSession
+    schema = f"url STRING, {STATUS} STRING, {OF} STRING"
+    ours = [v for v in verdicts if pages[v[0]]["_new"]]
+    earlier = [
+        v
+        for v in verdicts
+        if not pages[v[0]]["_new"]
+        and (pages[v[0]]["status"], pages[v[0]]["duplicate_of"]) != (v[1], v[2])
+    ]
+    rows = changed
+    if ours:
+        judged = changed.join(F.broadcast(spark.createDataFrame(ours, schema)), "url", "left")
+        rows = judged_rows(judged)
+    if earlier:
+        judged = old.join(F.broadcast(spark.createDataFrame(earlier, schema)), "url")
+        stored = with_timestamps(judged_rows(judged), CRAWLDB).select(*changed.columns)
+        rows = rows.unionByName(stored.localCheckpoint(eager=True))
+    return rows, summary
+
+
+def collected_pages(old, changed, segment: str) -> dict[str, dict]:
+    """url -> page (``PAGE_COLUMNS``, times in ms, ``_new``: from ``changed``) of every
+    content page of the crawldb as the round leaves it, collected in one Spark job."""
+    from pyspark.sql import functions as F
+
+    was = content_pages(old).select(*PAGE_COLUMNS, F.lit(False).alias("_new"))
+    fresh = changed.where(content_condition() | (F.col("segment") == segment))
+    fresh = fresh.withColumn("last_fetch_time", F.unix_millis("last_fetch_time"))
+    now = fresh.select(*PAGE_COLUMNS, F.lit(True).alias("_new"), content_condition().alias("_c"))
+    pages, gone = {}, set()
+    for row in was.unionByName(now, allowMissingColumns=True).collect():
+        page = row.asDict()
+        if page["_new"]:
+            if page.pop("_c"):
+                pages[page["url"]] = page
+            else:
+                gone.add(page["url"])
+        elif page["url"] not in pages:  # a row of the round replaces the crawldb's
+            page.pop("_c", None)
+            pages[page["url"]] = page
+    return {url: page for url, page in pages.items() if url not in gone}
 
 
 def judged_rows(judged):

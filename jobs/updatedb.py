@@ -19,7 +19,7 @@ from engine import arrow, write_behind
 from engine.admission import admit
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
-from engine.delta_files import read_current
+from engine.delta_files import read_current, table_rows
 from engine.frames import pages, with_millis, with_timestamps
 from engine.freshness import freshness
 from engine.layout import (
@@ -280,7 +280,8 @@ def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) 
     deduped = None
     if dedup:
         watch = Stopwatch()
-        changed, deduped = round_duplicates(old, changed, segment.name, settings)
+        urls = table_rows(data.crawldb)
+        changed, deduped = round_duplicates(old, changed, segment.name, settings, urls)
         deduped["seconds"] = round(watch.seconds, 1)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]

@@ -145,3 +145,24 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
     version = DeltaTable(data.crawldb).version()
     assert dedup.dedup_segment(spark, load_config().as_dict(), data, name) == summary
     assert DeltaTable(data.crawldb).version() == version
+
+
+def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, deduped):
+    """Above ``crawl.dedup.driver.urls`` crawl finds the round's verdicts with Spark
+    (``engine.round_dedup.spark_duplicates``) instead of in the driver: the same ones."""
+    _, marked, base0, base1 = deduped
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(
+        f"{base0}/page/2\tscore=2\n{base0}/copy/2\n{base0}/near/2\n{base0}/page/3\n"
+        f"{base1}/page/2\n{base0}/page/5\tscore=2\n{base0}/near/5\n"
+    )
+    data = tmp_path / "data"
+    conf = [
+        *("--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}"),
+        *("--conf", "fetcher.allow.private.networks=true"),
+        *("--conf", "http.agent.url=https://trawl.invalid/test-dedup-spark-way"),
+        *("--conf", "db.max.depth=0"),
+        *("--conf", "crawl.dedup.driver.urls=0"),
+    ]
+    assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
+    assert verdicts(spark, data) == {u: (r["status"], r["duplicate_of"]) for u, r in marked.items()}

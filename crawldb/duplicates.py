@@ -77,7 +77,8 @@ class Judge:
 
     def duplicates(self, a: dict, b: dict, exact: bool, kinds: set) -> bool:
         """Whether ``a`` and ``b``, met by SHA-256 (``exact``) or by bands of ``kinds``
-        (``"m"``, ``"s"``), are duplicates."""
+        (``"m"``, ``"s"``), are duplicates: pages met on SimHash blocks only must be
+        near, as the sketches are compared only for pages met on a MinHash band."""
         if exact or self.near(a, b):
             return True
         return "m" in kinds and self.resemble(a, b)
@@ -116,7 +117,7 @@ def meetings(fresh: list[dict], pages: dict[str, dict], conf: dict) -> dict:
             for other in by_band[key]:
                 if key[0] == "s" and sketched and pages[other]["minhash"] is not None:
                     continue  # two sketched pages meet on their MinHash bands only
-                exact, kinds = met.setdefault((url, other), (False, set()))
+                _, kinds = met.setdefault((url, other), (False, set()))
                 kinds.add(key[0])
     return {pair: found for pair, found in met.items() if pair[0] != pair[1]}
 
@@ -127,8 +128,6 @@ def best_copies(fresh: list[dict], pages: dict[str, dict], conf: dict) -> dict[s
     judge, best = Judge(conf), {}
     for (a_url, b_url), (exact, kinds) in meetings(fresh, pages, conf).items():
         a, b = pages[a_url], pages[b_url]
-        if not exact and "m" not in kinds and not judge.near(a, b):
-            continue  # met on SimHash blocks only: a pair only when near
         if not judge.duplicates(a, b, exact, kinds):
             continue
         worse, better = (a, b) if keep_key(b) < keep_key(a) else (b, a)

@@ -28,17 +28,23 @@ def pages_after(old, changed, segment: str):
     changed rows, times as TIMESTAMP) replaces their rows of ``old`` (times in ms).
 
     The rows of ``old`` replaced are told by a broadcast of the few changed rows that
-    can have been content pages (content pages still, or fetched in the round: a page's
-    status changes only by a fetch), so the crawldb's pages are never shuffled."""
+    can have been content pages (``replacing``), so the crawldb's pages are never
+    shuffled."""
     from pyspark.sql import functions as F
 
     now = content_pages(changed)
-    replaced = now.select("url").unionByName(
-        changed.where(F.col("segment") == segment).select("url")
-    )
+    replaced = replacing(changed, segment).select("url")
     kept = content_pages(old).select(*PAGE_COLUMNS).join(F.broadcast(replaced), "url", "left_anti")
     kept = kept.withColumn("last_fetch_time", F.timestamp_millis("last_fetch_time"))
     return kept.unionByName(now.select(*PAGE_COLUMNS))
+
+
+def replacing(changed, segment: str):
+    """The changed rows that can replace a content page of the crawldb: content pages
+    still, or fetched in the round (a page's status changes only by a fetch)."""
+    from pyspark.sql import functions as F
+
+    return changed.where(content_condition() | (F.col("segment") == segment))
 
 
 def round_duplicates(old, changed, segment: str, conf: dict, urls: int | None):
@@ -113,7 +119,7 @@ def collected_pages(old, changed, segment: str) -> dict[str, dict]:
     from pyspark.sql import functions as F
 
     was = content_pages(old).select(*PAGE_COLUMNS, F.lit(False).alias("_new"))
-    fresh = changed.where(content_condition() | (F.col("segment") == segment))
+    fresh = replacing(changed, segment)
     fresh = fresh.withColumn("last_fetch_time", F.unix_millis("last_fetch_time"))
     now = fresh.select(*PAGE_COLUMNS, F.lit(True).alias("_new"), content_condition().alias("_c"))
     pages, gone = {}, set()

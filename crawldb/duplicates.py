@@ -1,7 +1,8 @@
-"""The round's duplicate verdicts in plain Python, for a crawldb small enough to hold in
-the driver (``crawl.dedup.driver.urls``): the rules of ``jobs/dedup.py``'s docstring,
-as ``engine.duplicates.round_verdicts`` applies them with Spark, in a few milliseconds
-instead of some ninety small Spark jobs. Pages are dicts of ``PAGE_COLUMNS``.
+"""The round's duplicate verdicts in plain Python, found in the driver over the pages
+they depend on: a small crawldb's content pages (``crawl.dedup.driver.urls``), or a
+round's pages and the crawldb's pages they meet (``engine.round_candidates``). The rules
+are those of ``jobs/dedup.py``'s docstring, as ``engine.duplicates.round_verdicts``
+applies them with Spark. Pages are dicts of ``PAGE_COLUMNS``.
 
 Pages meet on the same SHA-256, a MinHash band (both sketched) or a SimHash block (one
 of them without a sketch, and the two within the distance); a pair met is a duplicate
@@ -13,7 +14,7 @@ best page it duplicates.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import struct
 
 from lib import vocabulary as st
 from lib.content.fingerprint import MINHASH_BANDS, MINHASH_ROWS, MINHASH_SIZE
@@ -34,20 +35,47 @@ def keep_key(page: dict) -> tuple:
     )
 
 
-def band_keys(page: dict, conf: dict) -> list[tuple]:
-    """The page's band keys: ``("m", i, bytes)`` for its MinHash bands, ``("s", i,
-    bits)`` for its SimHash blocks (Manku et al.)."""
-    keys = []
-    if conf["dedup.simhash.distance"] >= 0 and page["simhash"] is not None:
-        mask = (1 << BLOCK_BITS) - 1
-        keys += [("s", i, (page["simhash"] >> (i * BLOCK_BITS)) & mask) for i in range(BLOCKS)]
-    if conf["dedup.minhash.threshold"] >= 0 and page["minhash"] is not None:
-        sketch = bytes(page["minhash"])
-        keys += [
-            ("m", i, sketch[i * MINHASH_ROWS : (i + 1) * MINHASH_ROWS])
-            for i in range(MINHASH_BANDS)
-        ]
-    return keys
+# A MinHash sketch's bands as unsigned integers, in one call.
+BANDS_OF_SKETCH = struct.Struct(f">{MINHASH_BANDS}{ {4: 'I', 8: 'Q'}[MINHASH_ROWS] }")
+# Band keys are the band's number above its 64-bit value: SimHash block i is numbered
+# 2i, or 2i + 1 for a page whose sketch takes part; MinHash band j, 2 * BLOCKS + j.
+FIRST_BAND = 2 * BLOCKS
+
+
+def sketched(page: dict, conf: dict) -> bool:
+    """Whether the page's MinHash sketch takes part: kept, and MinHash on."""
+    return conf["dedup.minhash.threshold"] >= 0 and page["minhash"] is not None
+
+
+def block_keys(page: dict, conf: dict, flag: bool) -> list[int]:
+    """The keys of the page's SimHash blocks (Manku et al.), numbered with ``flag``."""
+    if conf["dedup.simhash.distance"] < 0 or page["simhash"] is None:
+        return []
+    mask, simhash = (1 << BLOCK_BITS) - 1, page["simhash"]
+    return [(2 * i + flag) << 64 | (simhash >> (i * BLOCK_BITS)) & mask for i in range(BLOCKS)]
+
+
+def sketch_keys(page: dict) -> list[int]:
+    """The keys of the page's MinHash bands."""
+    values = BANDS_OF_SKETCH.unpack(bytes(page["minhash"]))
+    return [(FIRST_BAND + j) << 64 | value for j, value in enumerate(values)]
+
+
+def offered_keys(page: dict, conf: dict) -> list[int]:
+    """The keys a page can be met on: its blocks, numbered with whether it is sketched,
+    and its bands."""
+    own = sketched(page, conf)
+    return block_keys(page, conf, own) + (sketch_keys(page) if own else [])
+
+
+def wanted_keys(page: dict, conf: dict) -> list[int]:
+    """The keys a page of the round meets others on: the blocks of unsketched pages, and
+    its bands if it is sketched, else the blocks of sketched pages too (two sketched
+    pages meet on their MinHash bands only)."""
+    keys = block_keys(page, conf, False)
+    if sketched(page, conf):
+        return keys + sketch_keys(page)
+    return keys + block_keys(page, conf, True)
 
 
 class Judge:
@@ -95,31 +123,48 @@ def canonical_verdicts(pages: dict[str, dict]) -> dict[str, str]:
     }
 
 
+def offering(offered, wanted: set):
+    """``lookup(key)``: the urls offering a ``wanted`` key, from ``offered`` (url, its
+    keys). A list is made only where a second page offers a key: most are one page's."""
+    first, shared = {}, {}
+    for url, keys in offered:
+        for key in keys:
+            if key in wanted:
+                other = first.setdefault(key, url)
+                if other is not url:
+                    shared.setdefault(key, [other]).append(url)
+
+    def lookup(key) -> list[str]:
+        return shared.get(key) or ([first[key]] if key in first else [])
+
+    return lookup
+
+
 def meetings(fresh: list[dict], pages: dict[str, dict], conf: dict) -> dict:
-    """(fresh url, other url) -> (exact, band kinds) of the pairs met: a page of the
-    round and any page sharing its SHA-256 or a band (SimHash blocks only where one of
-    the two has no sketch)."""
-    wanted_hashes = {page["content_hash"] for page in fresh}
-    wanted_bands = {key for page in fresh for key in band_keys(page, conf)}
-    by_hash, by_band = defaultdict(list), defaultdict(list)
-    for page in pages.values():
-        if page["content_hash"] in wanted_hashes:
-            by_hash[page["content_hash"]].append(page["url"])
-        for key in band_keys(page, conf):
-            if key in wanted_bands:
-                by_band[key].append(page["url"])
+    """(fresh url, other url) -> (exact, band kinds: "m", "s") of the pairs met: a page
+    of the round and any page sharing its SHA-256 or a band (SimHash blocks only where
+    one of the two has no sketch)."""
+    hashes = ((url, (page["content_hash"],)) for url, page in pages.items())
+    by_hash = offering(hashes, {page["content_hash"] for page in fresh})
+    wants = {page["url"]: wanted_keys(page, conf) for page in fresh}
+    offered = ((url, offered_keys(page, conf)) for url, page in pages.items())
+    by_band = offering(offered, {key for keys in wants.values() for key in keys})
     met: dict[tuple, tuple] = {}
     for page in fresh:
-        url, sketched = page["url"], page["minhash"] is not None
-        for other in by_hash[page["content_hash"]]:
-            met[(url, other)] = (True, set())
-        for key in band_keys(page, conf):
-            for other in by_band[key]:
-                if key[0] == "s" and sketched and pages[other]["minhash"] is not None:
-                    continue  # two sketched pages meet on their MinHash bands only
-                _, kinds = met.setdefault((url, other), (False, set()))
-                kinds.add(key[0])
-    return {pair: found for pair, found in met.items() if pair[0] != pair[1]}
+        url = page["url"]
+        for other in by_hash(page["content_hash"]):
+            if other != url:
+                met[(url, other)] = (True, set())
+        for key in wants[url]:
+            kind = "m" if key >> 64 >= FIRST_BAND else "s"
+            for other in by_band(key):
+                if other == url:
+                    continue
+                pair = (url, other)
+                if pair not in met:
+                    met[pair] = (False, set())
+                met[pair][1].add(kind)
+    return met
 
 
 def best_copies(fresh: list[dict], pages: dict[str, dict], conf: dict) -> dict[str, str]:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from crawldb import duplicates
 from crawldb.schema import CRAWLDB
-from engine.duplicates import PAGE_COLUMNS, content_condition, content_pages, round_verdicts
+from engine.duplicates import PAGE_COLUMNS, content_pages, round_verdicts
 from engine.frames import with_timestamps
 from engine.layout import DEDUPED, Segment
 from engine.metrics import record
 from engine.progress import progress
+from engine.round_candidates import collected_pages, narrowed_pages, replacing
 from lib import vocabulary as st
 
 STATUS, OF = "_verdict_status", "_verdict_of"
@@ -39,23 +40,21 @@ def pages_after(old, changed, segment: str):
     return kept.unionByName(now.select(*PAGE_COLUMNS))
 
 
-def replacing(changed, segment: str):
-    """The changed rows that can replace a content page of the crawldb: content pages
-    still, or fetched in the round (a page's status changes only by a fetch)."""
-    from pyspark.sql import functions as F
-
-    return changed.where(content_condition() | (F.col("segment") == segment))
-
-
 def round_duplicates(old, changed, segment: str, conf: dict, urls: int | None):
     """``(rows, summary)``: the rows to write, ``changed`` with the round's verdicts and
     the rows of ``old`` they change (earlier pages now copies of a better page of the
     round), checkpointed, so that nothing of it reads the crawldb once ``old`` is
     released; and the pass's figures (``duplicates``, ``restored``). ``urls``: the
-    crawldb's URLs (None: unknown); up to ``crawl.dedup.driver.urls`` the verdicts are
-    found in the driver (``crawldb.duplicates``), else by Spark."""
+    crawldb's URLs (None: unknown). The verdicts are found in the driver
+    (``crawldb.duplicates``) over the whole crawldb's content pages up to
+    ``crawl.dedup.driver.urls``; above it, over the pages a round of up to
+    ``crawl.dedup.driver.round`` pages depends on; for a larger round, by Spark."""
     if urls is not None and urls <= conf["crawl.dedup.driver.urls"]:
-        return driver_duplicates(old, changed, segment, conf)
+        pages = collected_pages(old, changed, segment)
+        return driver_duplicates(old, changed, pages, conf, segment)
+    if replacing(changed, segment).count() <= conf["crawl.dedup.driver.round"]:
+        pages = narrowed_pages(old, changed, segment, conf)
+        return driver_duplicates(old, changed, pages, conf, segment)
     return spark_duplicates(old, changed, segment, conf)
 
 
@@ -82,13 +81,12 @@ def spark_duplicates(old, changed, segment: str, conf: dict):
     return judged_rows(judged).unionByName(earlier), summary
 
 
-def driver_duplicates(old, changed, segment: str, conf: dict):
-    """``round_duplicates`` in the driver: the content pages collected in one job, the
-    verdicts found by ``crawldb.duplicates``, and Spark joins only where a verdict
-    changes a row."""
+def driver_duplicates(old, changed, pages: dict, conf: dict, segment: str):
+    """``round_duplicates`` in the driver, over ``pages`` (``collected_pages``' or
+    ``narrowed_pages``'): the verdicts found by ``crawldb.duplicates``, and Spark joins
+    only where a verdict changes a row."""
     from pyspark.sql import functions as F
 
-    pages = collected_pages(old, changed, segment)
     found, restored = duplicates.round_verdicts(pages, segment, conf)
     verdicts = [(url, st.DUPLICATE, target) for url, target in found.items()]
     verdicts += [(url, st.FETCHED, None) for url in restored]
@@ -111,29 +109,6 @@ def driver_duplicates(old, changed, segment: str, conf: dict):
         stored = with_timestamps(judged_rows(judged), CRAWLDB).select(*changed.columns)
         rows = rows.unionByName(stored.localCheckpoint(eager=True))
     return rows, summary
-
-
-def collected_pages(old, changed, segment: str) -> dict[str, dict]:
-    """url -> page (``PAGE_COLUMNS``, times in ms, ``_new``: from ``changed``) of every
-    content page of the crawldb as the round leaves it, collected in one Spark job."""
-    from pyspark.sql import functions as F
-
-    was = content_pages(old).select(*PAGE_COLUMNS, F.lit(False).alias("_new"))
-    fresh = replacing(changed, segment)
-    fresh = fresh.withColumn("last_fetch_time", F.unix_millis("last_fetch_time"))
-    now = fresh.select(*PAGE_COLUMNS, F.lit(True).alias("_new"), content_condition().alias("_c"))
-    pages, gone = {}, set()
-    for row in was.unionByName(now, allowMissingColumns=True).collect():
-        page = row.asDict()
-        if page["_new"]:
-            if page.pop("_c"):
-                pages[page["url"]] = page
-            else:
-                gone.add(page["url"])
-        elif page["url"] not in pages:  # a row of the round replaces the crawldb's
-            page.pop("_c", None)
-            pages[page["url"]] = page
-    return {url: page for url, page in pages.items() if url not in gone}
 
 
 def judged_rows(judged):

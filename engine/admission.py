@@ -11,7 +11,9 @@ new URL is refused, with the reason counted, when:
 - ``pattern_cap``: its host would hold more than ``db.max.urls.per.pattern`` URLs of its
   pattern (``lib.url.traps``: calendars, session-id spaces, endless page counters).
 
-Within a host, shallower and better-scored URLs are admitted first.
+Within a host, shallower and better-scored URLs are admitted first. ``crawldb.admission``
+is the same rules in plain Python, for a round decided in the driver; tests/test_admission.py
+checks that both give every link the same reason.
 """
 
 from __future__ import annotations

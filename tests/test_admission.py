@@ -1,7 +1,12 @@
-"""updatedb's trap defences on Spark: which new URLs enter the crawldb."""
+"""updatedb's trap defences on Spark: which new URLs enter the crawldb; and their twin
+in plain Python (crawldb.admission), which decides every link the same."""
+
+import random
+from collections import Counter
 
 import pytest
 
+from crawldb import admission
 from crawldb.merge import new_row
 from crawldb.schema import CRAWLDB
 from engine.admission import admit
@@ -12,24 +17,36 @@ from lib.config import load_config
 pytestmark = pytest.mark.spark
 
 
-def crawldb(spark, urls):
+def crawldb_rows(urls):
     rows = [new_row(u, u.split("/")[2], 0, score=1.0, depth=1, fetch_interval=60) for u in urls]
     for row in rows:
         row["dedup_key"] = row["url"].rstrip("/") if row["url"].count("/") > 3 else row["url"]
-    return python_df(spark, spark.sparkContext.parallelize(rows), CRAWLDB)
+    return rows
 
 
-def links(spark, items):
-    return spark.createDataFrame(
-        [(u, k, u.split("/")[2], d, s, r, None, None) for u, k, d, s, r in items], LINKS_DDL
-    )
+def link_rows(items):
+    """Links as dicts from ``(url, dedup_key, depth, score, redirect)``."""
+    names = ("url", "dedup_key", "host", "depth", "score", "redirect")
+    return [
+        dict(zip(names, (u, k, u.split("/")[2], d, s, r), strict=True)) for u, k, d, s, r in items
+    ]
+
+
+def decide(spark, rows, found, conf) -> dict:
+    """url -> reason (None: kept) by Spark's admission, checked against the Python twin's."""
+    table = python_df(spark, spark.sparkContext.parallelize(rows), CRAWLDB)
+    frame = spark.createDataFrame([(*link.values(), None, None) for link in found], LINKS_DDL)
+    by_spark = {r["url"]: r["reason"] for r in admit(frame, table, conf).collect()}
+    by_python = {r["url"]: r["reason"] for r in admission.admit(found, rows, conf.as_dict())}
+    assert by_python == by_spark
+    return by_spark
 
 
 def run(spark, known, found, *overrides):
     conf = load_config(overrides=list(overrides))
-    decided = admit(links(spark, found), crawldb(spark, known), conf).collect()
-    reasons = {r["url"]: r["reason"] for r in decided if r["reason"] is not None}
-    return sorted(r["url"] for r in decided if r["reason"] is None), reasons
+    decided = decide(spark, crawldb_rows(known), link_rows(found), conf)
+    reasons = {url: reason for url, reason in decided.items() if reason is not None}
+    return sorted(url for url, reason in decided.items() if reason is None), reasons
 
 
 def test_depth_variants_and_known_urls(spark):
@@ -63,3 +80,32 @@ def test_host_and_pattern_caps_keep_the_best(spark):
     assert kept.count("http://b.test/item/2") == 1
     assert reasons["http://b.test/item/3"] == "pattern_cap"
     assert reasons["http://b.test/item/4"] == "host_cap"  # 1 known + 3 new > 3: first cap wins
+
+
+def test_the_python_twin_decides_every_link_as_spark(spark):
+    """Many links of few hosts, keys and patterns, with nulls where a link can have
+    them: every defence bites, and both ways give each link the same reason."""
+    pick = random.Random(20261204)
+    hosts = ["a.test", "b.test", "c.test"]
+    paths = ["/p/{}", "/item/{}", "/2026/{}/x", "/tag/{}/"]
+
+    def url():
+        return f"http://{pick.choice(hosts)}" + pick.choice(paths).format(pick.randrange(30))
+
+    known = sorted({url() for _ in range(40)})
+    items, seen = [], set()
+    while len(items) < 300:
+        link = url()
+        if link in seen:
+            continue
+        seen.add(link)
+        key = link.rstrip("/").replace("/2026/", "/") if pick.random() < 0.7 else None
+        depth = pick.choice([0, 1, 2, 3, 4, None])
+        score = pick.choice([0.1, 0.5, 1.0, None])
+        items.append((link, key, depth, score, pick.choice([False, False, True, None])))
+    conf = load_config(
+        overrides=["db.max.depth=3", "db.max.urls.per.host=60", "db.max.urls.per.pattern=12"]
+    )
+    decided = decide(spark, crawldb_rows(known), link_rows(items), conf)
+    reasons = Counter(decided.values())
+    assert all(reasons[r] for r in (None, "depth", "duplicate_variant", "host_cap", "pattern_cap"))

@@ -1,0 +1,80 @@
+"""Which newly found URLs enter the crawldb, in plain Python: the rules of
+``engine.admission`` (whose docstring tells them) for a round small enough to decide in
+the driver. Links and crawldb rows are dicts; the order of every ranking is Spark's
+(an ascending null first, a descending null last), so both ways refuse the same links.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from lib.url.traps import url_pattern
+
+
+def ascending(value) -> tuple:
+    """A sort key of ``value`` ascending, a null first (Spark's ``ASC NULLS FIRST``)."""
+    return (value is not None, value if value is not None else 0)
+
+
+def descending(value) -> tuple:
+    """A sort key of a number descending, a null last (Spark's ``DESC NULLS LAST``)."""
+    return (value is None, -value if value is not None else 0)
+
+
+def admit(links: list[dict], crawldb: list[dict], conf: dict) -> list[dict]:
+    """``links`` (url, dedup_key, host, depth, score, redirect) each with its ``reason``:
+    None to keep it, else why it is refused. ``crawldb``: its rows' url, dedup_key and
+    host."""
+    known_urls = {row["url"] for row in crawldb}
+    known = [{**link, "reason": None} for link in links if link["url"] in known_urls]
+    new = [{**link} for link in links if link["url"] not in known_urls]
+    tag_variants(new, {row["dedup_key"] for row in crawldb} - {None}, conf["db.max.depth"])
+    hosts = Counter(row["host"] for row in crawldb)
+    cap(new, hosts, lambda link: link["host"], conf["db.max.urls.per.host"], "host_cap")
+    patterns = Counter((row["host"], url_pattern(row["url"])) for row in crawldb)
+    by_pattern = lambda link: (link["host"], url_pattern(link["url"]))  # noqa: E731
+    cap(new, patterns, by_pattern, conf["db.max.urls.per.pattern"], "pattern_cap")
+    return known + new
+
+
+def tag_variants(new: list[dict], taken: set, max_depth: int) -> None:
+    """Set ``reason`` of each new link: ``depth`` beyond ``max_depth``, else
+    ``duplicate_variant`` when its dedup key is ``taken`` by the crawldb or by a better
+    new link (a redirect target first, then the shallowest, then the least URL)."""
+    ranked = defaultdict(list)
+    for link in new:
+        ranked[link["dedup_key"]].append(link)
+    first = {}
+    for key, group in ranked.items():
+        group.sort(
+            key=lambda link: (descending(link["redirect"]), ascending(link["depth"]), link["url"])
+        )
+        first[key] = group[0]["url"]
+    for link in new:
+        deep = max_depth >= 0 and link["depth"] is not None and link["depth"] > max_depth
+        taken_by = link["dedup_key"] in taken or first[link["dedup_key"]] != link["url"]
+        if deep:
+            link["reason"] = "depth"
+        elif link["redirect"] is not None and not link["redirect"] and taken_by:
+            link["reason"] = "duplicate_variant"
+        else:
+            link["reason"] = None
+
+
+def cap(new: list[dict], existing: Counter, group_of, limit: int, reason: str) -> None:
+    """Refuse with ``reason`` the open links beyond ``limit`` URLs per group, counting
+    the crawldb's URLs of the group (``existing``) first; the shallowest, then the best
+    scored, then the least URL, are admitted first."""
+    if limit < 0:
+        return
+    groups = defaultdict(list)
+    for link in new:
+        if link["reason"] is None:
+            groups[group_of(link)].append(link)
+    for group, members in groups.items():
+        members.sort(
+            key=lambda link: (ascending(link["depth"]), descending(link["score"]), link["url"])
+        )
+        for place, link in enumerate(members, start=1):
+            if place + existing[group] > limit:
+                link["reason"] = reason

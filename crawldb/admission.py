@@ -37,6 +37,12 @@ def admit(links: list[dict], crawldb: list[dict], conf: dict) -> list[dict]:
     return known + new
 
 
+def variant_order(link: dict) -> tuple:
+    """The best of a dedup key's new links first: a redirect target, the shallowest,
+    the least URL."""
+    return (descending(link["redirect"]), ascending(link["depth"]), link["url"])
+
+
 def tag_variants(new: list[dict], taken: set, max_depth: int) -> None:
     """Set ``reason`` of each new link: ``depth`` beyond ``max_depth``, else
     ``duplicate_variant`` when its dedup key is ``taken`` by the crawldb or by a better
@@ -44,12 +50,7 @@ def tag_variants(new: list[dict], taken: set, max_depth: int) -> None:
     ranked = defaultdict(list)
     for link in new:
         ranked[link["dedup_key"]].append(link)
-    first = {}
-    for key, group in ranked.items():
-        group.sort(
-            key=lambda link: (descending(link["redirect"]), ascending(link["depth"]), link["url"])
-        )
-        first[key] = group[0]["url"]
+    first = {key: min(group, key=variant_order)["url"] for key, group in ranked.items()}
     for link in new:
         deep = max_depth >= 0 and link["depth"] is not None and link["depth"] > max_depth
         taken_by = link["dedup_key"] in taken or first[link["dedup_key"]] != link["url"]

@@ -126,6 +126,24 @@ PAGE_COLUMNS = (
 )
 
 
+def simhash_blocks() -> list:
+    """The ``BANDS`` blocks of a page's SimHash, of ``BAND_BITS`` bits each (Manku et al.)."""
+    from pyspark.sql import functions as F
+
+    mask = (1 << BAND_BITS) - 1
+    return [F.shiftright("simhash", i * BAND_BITS).bitwiseAND(mask) for i in range(BANDS)]
+
+
+def minhash_band_hashes() -> list:
+    """A page's MinHash bands, each hashed with its number to 64 bits."""
+    from pyspark.sql import functions as F
+
+    return [
+        F.xxhash64(F.lit(BANDS + i), F.substring("minhash", i * MINHASH_ROWS + 1, MINHASH_ROWS))
+        for i in range(MINHASH_BANDS)
+    ]
+
+
 def band_rows(pages, conf):
     """``(url, h, by_minhash, sketched, simhash)``: one row per band of every page, the
     band's number and value hashed to 64 bits ``h`` (a collision only makes a candidate
@@ -136,20 +154,11 @@ def band_rows(pages, conf):
 
     bands = []
     if conf["dedup.simhash.distance"] >= 0:
-        blocks = [F.shiftright("simhash", i * BAND_BITS).bitwiseAND(0xFFFF) for i in range(BANDS)]
+        blocks = simhash_blocks()
         bands += [(F.col("simhash"), F.xxhash64(F.lit(i), b), False) for i, b in enumerate(blocks)]
     sketches = conf["dedup.minhash.threshold"] >= 0
     if sketches:
-        bands += [
-            (
-                F.col("minhash"),
-                F.xxhash64(
-                    F.lit(BANDS + i), F.substring("minhash", i * MINHASH_ROWS + 1, MINHASH_ROWS)
-                ),
-                True,
-            )
-            for i in range(MINHASH_BANDS)
-        ]
+        bands += [(F.col("minhash"), h, True) for h in minhash_band_hashes()]
     if not bands:
         return None
     rows = F.array(

@@ -12,8 +12,13 @@ found over them by ``crawldb.duplicates`` are those of the whole crawldb. Keys a
 
 from __future__ import annotations
 
-from engine.duplicates import BAND_BITS, BANDS, PAGE_COLUMNS, content_condition, content_pages
-from lib.content.fingerprint import MINHASH_BANDS, MINHASH_ROWS
+from engine.duplicates import (
+    PAGE_COLUMNS,
+    content_condition,
+    content_pages,
+    minhash_band_hashes,
+    simhash_blocks,
+)
 
 
 def replacing(changed, segment: str):
@@ -45,11 +50,9 @@ def block_keys(sketched, conf: dict) -> list:
 
     if conf["dedup.simhash.distance"] < 0:
         return []
-    mask = (1 << BAND_BITS) - 1
-    blocks = [F.shiftright("simhash", i * BAND_BITS).bitwiseAND(mask) for i in range(BANDS)]
     return [
         F.when(F.col("simhash").isNotNull(), F.xxhash64(F.lit(i), b, sketched))
-        for i, b in enumerate(blocks)
+        for i, b in enumerate(simhash_blocks())
     ]
 
 
@@ -59,10 +62,7 @@ def shared_keys(conf: dict) -> list:
 
     keys = [F.xxhash64(F.lit("sha"), F.col("content_hash"))]
     if conf["dedup.minhash.threshold"] >= 0:
-        keys += [
-            F.xxhash64(F.lit(BANDS + i), F.substring("minhash", i * MINHASH_ROWS + 1, MINHASH_ROWS))
-            for i in range(MINHASH_BANDS)
-        ]
+        keys += minhash_band_hashes()
     return keys
 
 

@@ -31,7 +31,11 @@ def admit(links: list[dict], crawldb: list[dict], conf: dict) -> list[dict]:
     tag_variants(new, {row["dedup_key"] for row in crawldb} - {None}, conf["db.max.depth"])
     hosts = Counter(row["host"] for row in crawldb)
     cap(new, hosts, lambda link: link["host"], conf["db.max.urls.per.host"], "host_cap")
-    patterns = Counter((row["host"], url_pattern(row["url"])) for row in crawldb)
+    # Patterns are counted only on the hosts with links still open: a regex a URL.
+    hosts_open = {link["host"] for link in new if link["reason"] is None}
+    patterns = Counter(
+        (row["host"], url_pattern(row["url"])) for row in crawldb if row["host"] in hosts_open
+    )
     by_pattern = lambda link: (link["host"], url_pattern(link["url"]))  # noqa: E731
     cap(new, patterns, by_pattern, conf["db.max.urls.per.pattern"], "pattern_cap")
     return known + new

@@ -254,6 +254,30 @@ def update_row(
     return None if row == old else row
 
 
+def touched_row(conf: dict, segment: str, stamp: int, normalizer, touched: dict) -> dict | None:
+    """``update_row`` of one URL a segment touched (``touched``: its url, and its
+    ``old`` crawldb row, ``fetch`` and ``links``, each a dict or None, as updatedb
+    joins them): its new crawldb row, or None when unchanged."""
+    url, old, fetch, links = touched["url"], touched["old"], touched["fetch"], touched["links"]
+    if old is not None and old["metadata"] is not None:
+        old["metadata"] = dict(old["metadata"])  # Arrow gives a MAP as key-value pairs
+    # Each side carries the URL's host (host_of, when it was written): not parsed again.
+    host = (old or links or fetch)["host"]
+    # update_row needs a dedup key only for a URL fetched but neither known nor linked.
+    unlinked = old is None and links is None
+    return update_row(
+        url,
+        host,
+        old,
+        fetch,
+        links,
+        segment=segment,
+        now_ms=stamp,
+        conf=conf,
+        dedup_key=normalizer.dedup(url) if unlinked else None,
+    )
+
+
 def with_next_fetch_time(row: Row) -> Row:
     """The row with ``next_fetch_time``, the name that says what ``fetch_time`` is (the
     next due time, Nutch's meaning), set to it."""

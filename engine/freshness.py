@@ -56,5 +56,38 @@ def freshness(crawldb, now_ms: int) -> dict:
     }
 
 
+def freshness_of(rows, now_ms: int) -> dict:
+    """``freshness``'s figures in plain Python: ``rows`` are (status, fetch_time,
+    fetch_interval, last_fetch_time) tuples, times in epoch ms; a null compares as
+    Spark's does (false), and a page never fetched is in the oldest age bucket."""
+    total = pages = due = overdue = fresh = 0
+    ages = {name: 0 for _, name in AGE_BUCKETS} | {OLDEST: 0}
+    for status, due_at, interval, last in rows:
+        total += 1
+        interval_ms = None if interval is None else interval * 1000
+        due += due_at is not None and due_at <= now_ms
+        overdue += None not in (due_at, interval_ms) and due_at + interval_ms <= now_ms
+        if status not in PAGE_STATUSES:
+            continue
+        pages += 1
+        fresh += None not in (last, interval_ms) and last + interval_ms >= now_ms
+        ages[_age_bucket(None if last is None else (now_ms - last) / 86_400_000)] += 1
+    return {
+        "urls": total,
+        "pages": pages,
+        "due": _share(due, total),
+        "overdue": _share(overdue, total),
+        "fresh": _share(fresh, pages),
+        "age_days": ages,
+    }
+
+
+def _age_bucket(days: float | None) -> str:
+    for upper, name in AGE_BUCKETS:
+        if days is not None and days < upper:
+            return name
+    return OLDEST
+
+
 def _share(part: int, whole: int) -> float:
     return round(part / whole, 4) if whole else 0.0

@@ -13,13 +13,15 @@ from __future__ import annotations
 import sys
 from functools import partial
 
-from crawldb.merge import site_canonical, update_row
+from crawldb.links import entry_dates, page_links
+from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from engine import arrow, write_behind
 from engine.admission import admit
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current, table_rows
+from engine.driver_update import in_driver, update_in_driver
 from engine.frames import pages, with_millis, with_timestamps
 from engine.freshness import freshness
 from engine.layout import (
@@ -37,9 +39,6 @@ from engine.round_dedup import mark_round, round_duplicates
 from engine.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
-from lib.content.feeds import entry_updated_ms
-from lib.scoring import outlink_shares
-from lib.url.domains import same_site
 from lib.url.normalize import UrlNormalizer, host_of
 from lib.vocabulary import ORIGIN_PROBE
 
@@ -64,27 +63,6 @@ def run(spark, conf, args) -> int:
 OUTLINKS_DDL = (
     "url STRING, depth INT, score DOUBLE, redirect BOOLEAN, lastmod BIGINT, changefreq INT"
 )
-
-
-def page_links(conf: dict, page: dict) -> tuple[list[str], list[float]]:
-    """The kept outlink targets of a parsed page (``targets``: its outlinks' URLs) and
-    the score share each one gets."""
-    targets = list(page["targets"] or [])
-    canonical = site_canonical(page["url"], page["host"], page["canonical"])
-    if conf["dedup.canonical"] and canonical and canonical not in targets:
-        targets.append(canonical)  # the page is a duplicate of it: crawl it
-    if conf["db.ignore.external.links"]:
-        mode = conf["db.ignore.external.links.mode"]
-        targets = [url for url in targets if same_site(host_of(url), page["host"], mode)]
-    shares = outlink_shares(page["score"], page["host"], [host_of(u) for u in targets], conf)
-    return targets, shares
-
-
-def entry_dates(page: dict) -> dict[str, int]:
-    """Target -> the date its link's metadata carries (a feed entry's), in epoch ms."""
-    pairs = zip(page["targets"] or (), page["link_metadata"] or (), strict=False)
-    dated = {url: entry_updated_ms(dict(known or ())) for url, known in pairs}
-    return {url: ms for url, ms in dated.items() if ms is not None}
 
 
 def _outlink_batches(conf: dict, schema, batches):
@@ -268,10 +246,38 @@ def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment
 
 def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) -> dict:
     """Apply one segment to the crawldb; with ``dedup`` (crawl's ``crawl.dedup``), mark
-    the round's duplicates in the same commit (``engine.round_dedup``)."""
+    the round's duplicates in the same commit (``engine.round_dedup``). A small crawldb
+    is updated in the driver (``engine.driver_update``, ``db.update.driver.urls``)."""
+    clock = Stopwatch()
+    settings = conf.as_dict()
+    if in_driver(settings, data, segment):
+        summary, deduped = update_in_driver(spark, settings, data, segment, dedup)
+    else:
+        summary, deduped = update_by_spark(spark, conf, data, segment, dedup)
+    # Segments fetched before the count was kept have no figure: look for probes.
+    if segment.summary("fetched").get("probes") != 0:
+        write_behind.later(spark, "soft404", store_probes, data, segment)
+    summary["seconds"] = round(clock.seconds, 1)
+    segment.mark("updated", summary)
+    record(spark, data.root, "updatedb", segment.name, summary)
+    progress(
+        "updatedb",
+        [
+            ("rows changed", summary["changed"]),
+            ("new urls", summary["new"]),
+            ("urls in crawldb", summary["crawldb"]),
+            ("links rejected", sum(summary["rejected"].values())),
+        ],
+    )
+    if deduped is not None:
+        mark_round(spark, data.root, segment, deduped)
+    return summary
+
+
+def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
+    """``updatedb`` by Spark's jobs: ``(summary, deduped)`` (None without ``dedup``)."""
     from pyspark.sql import functions as F
 
-    clock = Stopwatch()
     settings = conf.as_dict()
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
@@ -297,28 +303,11 @@ def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) 
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
             merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
-    # Segments fetched before the count was kept have no figure: look for probes.
-    if segment.summary("fetched").get("probes") != 0:
-        write_behind.later(spark, "soft404", store_probes, data, segment)
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected
-    summary["seconds"] = round(clock.seconds, 1)
-    segment.mark("updated", summary)
-    record(spark, data.root, "updatedb", segment.name, summary)
-    progress(
-        "updatedb",
-        [
-            ("rows changed", summary["changed"]),
-            ("new urls", summary["new"]),
-            ("urls in crawldb", summary["crawldb"]),
-            ("links rejected", sum(summary["rejected"].values())),
-        ],
-    )
-    if deduped is not None:
-        mark_round(spark, data.root, segment, deduped)
-    return summary
+    return summary, deduped
 
 
 def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:
@@ -366,32 +355,10 @@ def _merge_batches(conf: dict, segment: str, stamp: int, schema, batches):
         rows = [
             row
             for touched in batch.to_pylist()
-            if (row := _merged(conf, segment, stamp, normalizer, touched)) is not None
+            if (row := touched_row(conf, segment, stamp, normalizer, touched)) is not None
         ]
         if rows:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
-
-
-def _merged(conf: dict, segment: str, stamp: int, normalizer, touched: dict) -> dict | None:
-    """``update_row`` of one touched URL: its new crawldb row, or None when unchanged."""
-    url, old, fetch, links = touched["url"], touched["old"], touched["fetch"], touched["links"]
-    if old is not None and old["metadata"] is not None:
-        old["metadata"] = dict(old["metadata"])  # Arrow gives a MAP as key-value pairs
-    # Each side carries the URL's host (host_of, when it was written): not parsed again.
-    host = (old or links or fetch)["host"]
-    # update_row needs a dedup key only for a URL fetched but neither known nor linked.
-    unlinked = old is None and links is None
-    return update_row(
-        url,
-        host,
-        old,
-        fetch,
-        links,
-        segment=segment,
-        now_ms=stamp,
-        conf=conf,
-        dedup_key=normalizer.dedup(url) if unlinked else None,
-    )
 
 
 def check(conf, args) -> None:

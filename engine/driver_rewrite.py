@@ -1,0 +1,86 @@
+"""The crawldb's files held in the driver, and rewritten by it: updatedb in the driver
+(``engine.driver_update``) reads the crawldb's current files through delta-rs, and
+writes the files holding a changed URL again, with the changed and new rows, as one new
+file committed in place of them in one Delta commit (``engine.file_rewrite``'s commit,
+on the version read: a commit in between fails it rather than being lost).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+from crawldb.schema import CRAWLDB
+from engine import task_files
+from engine.driver_tables import as_millis
+from engine.file_rewrite import commit_rewrite
+from engine.layout import DataDir
+from lib.parquet_file import write_parquet
+from lib.storage import basename
+
+FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"]
+
+
+class CrawldbFiles:
+    """The crawldb's current version: its files (``names``, and their rows as stored),
+    and all its rows as one Arrow table with times in epoch ms (``rows``)."""
+
+    def __init__(self, data: DataDir):
+        import pyarrow as pa
+        from deltalake import DeltaTable
+
+        self.data = data
+        self.delta = DeltaTable(data.crawldb)
+        self.schema = pa.schema(self.delta.schema().to_arrow())
+        dataset = self.delta.to_pyarrow_dataset()
+        fragments = list(dataset.get_fragments())
+        self.names = [basename(fragment.path) for fragment in fragments]
+        self.stored = [f.to_table(schema=dataset.schema).cast(self.schema) for f in fragments]
+        rows = pa.concat_tables(self.stored) if self.stored else self.schema.empty_table()
+        self.rows = as_millis(rows, CRAWLDB)
+
+    def rewrite(self, spark, changed: list[dict], message: str) -> None:
+        """Replace the rows of the ``changed`` rows' URLs and add the new ones (full
+        crawldb rows, times in ms), in one commit labelled ``message``."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        urls = pa.array(sorted(row["url"] for row in changed), pa.string())
+        touched, kept = [], []
+        for name, stored in zip(self.names, self.stored, strict=True):
+            hit = pc.is_in(stored.column("url"), value_set=urls)
+            if pc.any(hit).as_py():
+                touched.append(name)
+                kept.append(stored.filter(pc.invert(hit)))
+        batches = task_files.stored_batches(changed, self.schema, "url")
+        state = pa.concat_tables([*kept, pa.Table.from_batches(list(batches), self.schema)])
+        written = self.write(spark, state.sort_by("url"))
+        commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
+
+    def write(self, spark, state) -> tuple[str, list[dict]]:
+        """``state`` written as one new file of the table: the run's id and the file's
+        row (``task_files.FILE_DDL``, with the bounds of its URLs as figures)."""
+        import pyarrow.compute as pc
+
+        run = uuid.uuid4().hex[:12]
+        compression = spark.conf.get("spark.sql.parquet.compression.codec")
+        path = task_files.task_file(self.data.crawldb, run, 0, 0, compression)
+        batches = state.to_batches()
+        rows, size = write_parquet(self.data.storage, path, batches, self.schema, compression)
+        bounds = pc.min_max(state.column("url"))
+        figures = {"url_min": bounds["min"].as_py(), "url_max": bounds["max"].as_py()}
+        file = {"file": basename(path), "bytes": size, "rows": rows}
+        return run, [file | {"figures": json.dumps(figures)}]
+
+    def state_rows(self, changed: list[dict]):
+        """(status, fetch_time, fetch_interval, last_fetch_time) of every row of the
+        crawldb once ``changed`` replaces its rows (``engine.freshness.freshness_of``'s)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        urls = pa.array(sorted(row["url"] for row in changed), pa.string())
+        kept = self.rows.filter(pc.invert(pc.is_in(self.rows.column("url"), value_set=urls)))
+        columns = [kept.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
+        yield from zip(*columns, strict=True)
+        for row in changed:
+            yield tuple(row[name] for name in FRESHNESS_COLUMNS)

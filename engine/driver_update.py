@@ -1,0 +1,231 @@
+"""updatedb in the driver, for a small crawldb (``db.update.driver.urls``).
+
+updatedb by Spark runs some forty Spark jobs a round (the reads of the crawldb and the
+segment, the links' shuffle, admission's windows, the merge's checkpoint, the rewrite),
+each a fixed cost however few rows it moves: most of a round's time outside fetching on
+a crawldb of a few thousand URLs. Here the same round is applied without a Spark job:
+the crawldb and the segment are read through delta-rs (``engine.driver_tables``), the
+links found and admitted (``engine.driver_links``), every touched URL merged by
+``crawldb.merge``, the soft-404 pages and (for crawl) the round's duplicates marked by
+the same rules, and the crawldb files holding a changed URL rewritten and committed in
+one Delta commit (``engine.driver_rewrite``), as ``engine.file_rewrite`` commits Spark's.
+tests/test_driver_update.py checks that both ways leave the same crawldb.
+"""
+
+from __future__ import annotations
+
+from crawldb import duplicates
+from crawldb.merge import touched_row
+from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS, SOFT404
+from engine import write_behind
+from engine.delta_files import delta_columns, table_rows
+from engine.driver_links import (
+    FoundLinks,
+    admitted,
+    duplicate_urls,
+    outlinks_of,
+    redirects_and_sitemaps,
+)
+from engine.driver_rewrite import CrawldbFiles
+from engine.driver_tables import is_plain, python_rows
+from engine.duplicates import PAGE_COLUMNS
+from engine.freshness import freshness_of
+from engine.layout import DataDir, Segment
+from lib import vocabulary as st
+from lib.clock import Stopwatch, now_ms
+from lib.url.normalize import UrlNormalizer
+from lib.vocabulary import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
+
+FINGERPRINTS = ("content_hash", "simhash", "minhash", "title", "canonical")
+PAGE_STATUSES = (st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
+
+
+def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
+    """Whether the round is applied in the driver: a crawldb and a segment of up to
+    ``db.update.driver.urls`` rows, every table read plain, the crawldb's schema
+    current, and no opted-out host to delete."""
+    limit = conf["db.update.driver.urls"]
+    if limit <= 0 or conf["db.optout.hosts"]:
+        return False
+    tables = [data.crawldb, segment.table("fetch"), segment.table("parse")]
+    if segment.summary("parsed").get("sitemap_urls"):
+        tables.append(segment.table("sitemaps"))
+    if not all(is_plain(path) for path in tables):
+        return False
+    if set(CRAWLDB.names) - set(delta_columns(data.crawldb)):
+        return False  # an older crawldb: Spark's way adds the columns first
+    sizes = [table_rows(data.crawldb), table_rows(segment.table("fetch"))]
+    return all(size is not None and size <= limit for size in sizes)
+
+
+def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: bool):
+    """Apply the segment to the crawldb in the driver: ``(summary, deduped)``, as
+    ``jobs.updatedb``'s Spark way gives them (``deduped``: None without ``dedup``)."""
+    files = CrawldbFiles(data)
+    crawldb = files.rows
+    pages, fetched = segment_pages(segment)
+    found = FoundLinks()
+    outlinks_of(conf, found, fetched["parsed"], pages, duplicate_urls(crawldb))
+    redirects_and_sitemaps(conf, found, pages, segment_sitemaps(segment))
+    known = crawldb.select(["url", "dedup_key", "host"]).to_pylist()
+    links, refused = admitted(conf, found.keyed(conf), known)
+    changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)
+    mark_soft_404(changed, templates(conf, data, segment, pages, fetched), segment.name, conf)
+    deduped = None
+    if dedup:
+        watch = Stopwatch()
+        changed, deduped = with_round_duplicates(conf, segment.name, crawldb, changed)
+        deduped["seconds"] = round(watch.seconds, 1)
+    new = sum(1 for row in changed if row["fetch_count"] == 0 and row["segment"] is None)
+    summary = {"changed": len(changed), "new": new}
+    if changed:
+        files.rewrite(spark, changed, f"trawl updatedb segment={segment.name}")
+    summary["opted_out_removed"] = 0
+    summary["freshness"] = freshness_of(files.state_rows(changed), now_ms())
+    summary["crawldb"] = summary["freshness"]["urls"]
+    summary["rejected"] = rejected(segment, refused)
+    return summary, deduped
+
+
+def segment_pages(segment: Segment) -> tuple[list[dict], dict]:
+    """The fetch table's page rows (probes included, robots.txt and sitemaps left out;
+    no body, no headers), and ``{"pages": url -> fetched page (probes left out) with
+    parse's fingerprints, "parsed": parse's rows}``."""
+    columns = [name for name in FETCH.names if name not in ("content", "headers")]
+    fetch = python_rows(segment.table("fetch"), FETCH, columns)
+    pages = [row for row in fetch if row["origin"] not in (ORIGIN_ROBOTS, ORIGIN_SITEMAP)]
+    parsed = python_rows(segment.table("parse"), PARSE, ["url", *FINGERPRINTS, "outlinks"])
+    prints = {row["url"]: row for row in parsed}
+    fetched = {}
+    for page in pages:
+        if page["origin"] != ORIGIN_PROBE:
+            known = prints.get(page["url"], {})
+            fetched[page["url"]] = {**page, **{name: known.get(name) for name in FINGERPRINTS}}
+    return pages, {"pages": fetched, "parsed": parsed, "prints": prints}
+
+
+def segment_sitemaps(segment: Segment) -> list[dict] | None:
+    """The segment's sitemap entries (written by parse), or None when it has none."""
+    if not segment.summary("parsed").get("sitemap_urls"):
+        return None
+    return python_rows(segment.table("sitemaps"), SITEMAPS)
+
+
+def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links: list[dict]):
+    """The changed crawldb rows: ``crawldb.merge.touched_row`` of every URL the round
+    fetched or kept a link to (``crawldb``: the crawldb as an Arrow table, times in ms)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    by_link = {link["url"]: link for link in links}
+    urls = set(fetched) | set(by_link)
+    hit = pc.is_in(crawldb.column("url"), value_set=pa.array(sorted(urls), pa.string()))
+    olds = {row["url"]: row for row in crawldb.filter(hit).to_pylist()}
+    normalizer, stamp = UrlNormalizer(conf), now_ms()
+    changed = []
+    for url in sorted(urls):
+        touched = {"url": url, "old": olds.get(url), "fetch": fetched.get(url)}
+        row = touched_row(conf, segment, stamp, normalizer, touched | {"links": by_link.get(url)})
+        if row is not None:
+            changed.append(row)
+    return changed
+
+
+def templates(conf: dict, data: DataDir, segment: Segment, pages, fetched) -> dict:
+    """Host -> (content hash, SimHash) of its 200 answer to a path that cannot exist:
+    the segment's own probe where it made one, else the cache's (``engine.probe_cache``'s
+    rules); empty when probing is off."""
+    if not conf["fetcher.soft404.probe"]:
+        return {}
+    write_behind.wait("soft404")  # the last round's answers
+    cached = []
+    if is_plain(data.soft404):
+        cached = [row for row in python_rows(data.soft404, SOFT404) if row["http_status"] == 200]
+    answers = {}
+    for page in pages:
+        if page["origin"] == ORIGIN_PROBE and page["http_status"] is not None:
+            prints = fetched["prints"].get(page["url"], {})
+            answers.setdefault(page["host"], {**page, **prints, "http_status": page["http_status"]})
+    for row in cached:
+        answers.setdefault(row["host"], row)
+    return {
+        host: (row.get("content_hash"), row.get("simhash"))
+        for host, row in answers.items()
+        if row["http_status"] == 200
+    }
+
+
+def mark_soft_404(changed: list[dict], by_host: dict, segment: str, conf: dict) -> None:
+    """Make gone the pages fetched in ``segment`` that look like their host's soft-404
+    page (``by_host``: ``templates``'), as ``jobs.updatedb.mark_soft_404`` does."""
+    distance = conf["dedup.simhash.distance"]
+    for row in changed:
+        template = by_host.get(row["host"])
+        if row["status"] != st.FETCHED or row["segment"] != segment or not template:
+            continue
+        probe_hash, probe = template
+        if probe_hash is None:
+            continue
+        looks_missing = row["content_hash"] == probe_hash
+        if distance >= 0 and None not in (probe, row["simhash"]):
+            looks_missing = looks_missing or bit_distance(row["simhash"], probe) <= distance
+        if looks_missing:
+            row.update(status=st.GONE, reason="soft_404")
+
+
+def bit_distance(a: int, b: int) -> int:
+    """Bits in which two signed 64-bit SimHashes differ."""
+    return ((a ^ b) & 0xFFFFFFFFFFFFFFFF).bit_count()
+
+
+def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]):
+    """``changed`` with the round's duplicate verdicts (``crawldb.duplicates``' rules
+    over every content page of the crawldb as the round leaves it), plus the earlier
+    rows they change; and the figures, as ``engine.round_dedup`` gives them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    content = pc.and_(
+        pc.is_in(crawldb.column("status"), value_set=pa.array(PAGE_STATUSES)),
+        pc.is_valid(crawldb.column("content_hash")),
+    )
+    pages = {
+        row["url"]: {**row, "_new": False}
+        for row in crawldb.filter(content).select(list(PAGE_COLUMNS)).to_pylist()
+    }
+    by_url = {row["url"]: row for row in changed}
+    for row in changed:
+        if row["status"] in PAGE_STATUSES and row["content_hash"] is not None:
+            pages[row["url"]] = {**{c: row[c] for c in PAGE_COLUMNS}, "_new": True}
+        elif row["segment"] == segment:
+            pages.pop(row["url"], None)
+    found, restored = duplicates.round_verdicts(pages, segment, conf)
+    verdicts = {url: (st.DUPLICATE, target) for url, target in found.items()}
+    verdicts |= {url: (st.FETCHED, None) for url in restored}
+    earlier = {}
+    for url, (status, target) in verdicts.items():
+        if pages[url]["_new"]:
+            by_url[url].update(status=status, duplicate_of=target)
+        elif (pages[url]["status"], pages[url]["duplicate_of"]) != (status, target):
+            earlier[url] = (status, target)
+    hit = pc.is_in(crawldb.column("url"), value_set=pa.array(sorted(earlier), pa.string()))
+    for row in crawldb.filter(hit).to_pylist():
+        row["status"], row["duplicate_of"] = earlier[row["url"]]
+        changed.append(row)
+    return changed, {"duplicates": len(found), "restored": len(restored)}
+
+
+def rejected(segment: Segment, refused: dict[str, int]) -> dict[str, int]:
+    """Links kept out of the crawldb this round, by reason: by parse (counted by the
+    fetch tasks, or summed from the parse table) and by admission (``refused``)."""
+    from collections import Counter
+
+    by_parse = segment.summary("parsed").get("links_rejected")
+    if by_parse is None:
+        by_parse = Counter()
+        for row in python_rows(segment.table("parse"), PARSE, ["links_rejected"]):
+            for reason, count in row.get("links_rejected") or ():
+                by_parse[reason] += count
+    counts = Counter(refused)
+    counts.update(by_parse)
+    return dict(sorted(counts.items()))

@@ -1,0 +1,142 @@
+"""updatedb in the driver (engine.driver_update) leaves the crawldb as updatedb by Spark
+does: each round of a crawl of the test web that meets every rule of updatedb (copies
+and near copies, a canonical, redirects, 404s, a soft-404 host, a sitemap index, spider
+traps against low host and pattern caps, robots.txt) is applied again both ways to its
+crawldb as it was before the round (Delta time travel), and the rows, the figures and
+the duplicate verdicts agree.
+"""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import crawl_conf_args
+from deltalake import DeltaTable
+
+from crawldb.schema import CRAWLDB
+from engine.driver_tables import python_rows
+from engine.driver_update import in_driver
+from engine.freshness import freshness, freshness_of
+from engine.layout import DataDir
+from jobs.updatedb import updatedb
+from lib import vocabulary as st
+from lib.config import load_config
+
+pytestmark = pytest.mark.spark
+
+# Set from the clock of the run (new URLs' due and discovery times): the two ways run
+# seconds apart. Unit: ms.
+STAMP_SLACK_MS = 120_000
+
+
+# Low caps, so that the traps host's calendar and ids meet them in two rounds.
+CAPS = ["db.max.urls.per.host=12", "db.max.urls.per.pattern=3", "db.max.depth=2"]
+
+
+def settings(driver_urls: int):
+    args = crawl_conf_args()
+    overrides = [args[i + 1] for i in range(0, len(args), 2)]
+    return load_config(overrides=[*overrides, *CAPS, f"db.update.driver.urls={driver_urls}"])
+
+
+@pytest.fixture(scope="module")
+def rounds(spark, web, tmp_path_factory) -> DataDir:
+    """Two rounds of a crawl whose seeds reach each rule of updatedb."""
+    from jobs import crawl
+
+    root = tmp_path_factory.mktemp("driver-update")
+    base = web.site.base
+    traps, soft, maps = (base(web.site.host_with(r)) for r in ("traps", "soft404", "sitemaps"))
+    seeds = [
+        f"{base(0)}/page/2\tscore=2",
+        *(f"{base(0)}/{kind}/2" for kind in ("copy", "near", "print")),
+        f"{base(0)}/old-page",
+        f"{base(0)}/no-such-page",
+        f"{base(1)}/page/2",
+        *(f"{traps}/{path}" for path in ("", "cal", "trailing/", "loopdir/")),
+        f"{soft}/",
+        f"{soft}/gone-away",
+        f"{maps}/",
+    ]
+    (root / "seeds.txt").write_text("\n".join(seeds) + "\n")
+    args = ["--seeds", str(root / "seeds.txt"), "--rounds", "2", "--data", str(root / "data")]
+    for setting in CAPS:
+        args += ["--conf", setting]
+    assert crawl.main([*args, *crawl_conf_args()]) == 0
+    return DataDir.at(root / "data")
+
+
+def before_round(source: Path, name: str, target: Path) -> DataDir:
+    """A copy of the data directory with its crawldb as it was before segment ``name``
+    was applied, and the segment not marked updated."""
+    shutil.copytree(source, target)
+    table = DeltaTable(str(target / "crawldb"))
+    label = f"trawl updatedb segment={name}"
+    version = next(h["version"] for h in table.history() if h.get("userMetadata") == label)
+    table.restore(version - 1)
+    for marker in ("_updated.done", "_deduped.done"):
+        (target / "segments" / name / marker).unlink(missing_ok=True)
+    return DataDir.at(target)
+
+
+def rows_by_url(data: DataDir) -> dict:
+    return {row["url"]: row for row in python_rows(data.crawldb, CRAWLDB)}
+
+
+def assert_same_rows(driver: dict, spark_way: dict) -> None:
+    assert sorted(driver) == sorted(spark_way)
+    for url, row in driver.items():
+        other = spark_way[url]
+        for column in CRAWLDB.names:
+            a, b = row[column], other[column]
+            if column in CRAWLDB.time_columns and None not in (a, b):
+                assert abs(a - b) <= STAMP_SLACK_MS, (url, column, a, b)
+            elif isinstance(a, float) and b is not None:
+                assert a == pytest.approx(b, rel=1e-9), (url, column)
+            elif column == "metadata":
+                assert dict(a or ()) == dict(b or ()), url
+            else:
+                assert a == b, (url, column, a, b)
+
+
+def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path):
+    data = rounds
+    names = data.segment_names()
+    assert len(names) == 2
+    # The crawl met every rule the comparison is to cover.
+    final = rows_by_url(data).values()
+    assert any(row["reason"] == "soft_404" for row in final)
+    assert any(row["status"] == st.DUPLICATE for row in final)
+    assert any(row["status"] == st.REDIR_PERM for row in final)
+    assert any("/hidden/" in row["url"] for row in final)  # listed by a sitemap only
+    for name in names:
+        ways = {}
+        for way, limit in (("driver", 200_000), ("spark", 0)):
+            copy = before_round(Path(data.root), name, tmp_path / f"{name}-{way}")
+            assert in_driver(settings(limit).as_dict(), copy, copy.segment(name)) == bool(limit)
+            summary = updatedb(spark, settings(limit), copy, copy.segment(name), dedup=True)
+            deduped = copy.segment(name).summary("deduped")
+            ways[way] = (copy, summary, deduped)
+        (driver, summary, deduped), (spark_way, expected, expected_dedup) = ways.values()
+        assert summary["changed"] > 0, name
+        assert sum(summary["rejected"].values()) > 0, name
+        for key in ("changed", "new", "crawldb", "rejected", "opted_out_removed"):
+            assert summary[key] == expected[key], (name, key)
+        for key in ("urls", "pages", "age_days"):
+            assert summary["freshness"][key] == expected["freshness"][key], (name, key)
+        assert deduped["duplicates"] == expected_dedup["duplicates"], name
+        assert deduped["restored"] == expected_dedup["restored"], name
+        assert_same_rows(rows_by_url(driver), rows_by_url(spark_way))
+        versions = [DeltaTable(d.crawldb).version() for d in (driver, spark_way)]
+        assert versions[0] == versions[1], name  # one commit each
+
+
+def test_freshness_in_python_equals_sparks(spark, rounds):
+    data = rounds
+    crawldb = spark.read.format("delta").load(data.crawldb)
+    rows = python_rows(data.crawldb, CRAWLDB)
+    columns = ("status", "fetch_time", "fetch_interval", "last_fetch_time")
+    tuples = [tuple(row[c] for c in columns) for row in rows]
+    # Between its earliest due time and the latest: some due, some not, some overdue.
+    for now in sorted({t[1] for t in tuples if t[1] is not None})[:: max(1, len(tuples) // 5)]:
+        assert freshness_of(tuples, now) == freshness(crawldb, now), now

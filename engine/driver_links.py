@@ -2,7 +2,7 @@
 plain-Python twin of ``jobs.updatedb.links_frame`` and ``touched_rows`` for updatedb in
 the driver (``engine.driver_update``). The same rules, the same functions where they are
 plain Python already (``page_links``' outlink shares, ``crawldb.admission``), so both ways
-give the crawldb the same rows (tests/test_driver_update.py compares them).
+give the crawldb the same rows (tests/test_driver_rounds.py compares them).
 """
 
 from __future__ import annotations

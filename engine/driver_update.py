@@ -1,4 +1,4 @@
-"""updatedb in the driver, for a small crawldb (``db.update.driver.urls``).
+"""updatedb in the driver, for a small crawldb (``db.driver.urls``).
 
 updatedb by Spark runs some forty Spark jobs a round (the reads of the crawldb and the
 segment, the links' shuffle, admission's windows, the merge's checkpoint, the rewrite),
@@ -9,7 +9,7 @@ links found and admitted (``engine.driver_links``), every touched URL merged by
 ``crawldb.merge``, the soft-404 pages and (for crawl) the round's duplicates marked by
 the same rules, and the crawldb files holding a changed URL rewritten and committed in
 one Delta commit (``engine.driver_rewrite``), as ``engine.file_rewrite`` commits Spark's.
-tests/test_driver_update.py checks that both ways leave the same crawldb.
+tests/test_driver_rounds.py checks that both ways leave the same crawldb.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ PAGE_STATUSES = (st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
 
 def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
     """Whether the round is applied in the driver: a crawldb and a segment of up to
-    ``db.update.driver.urls`` rows, every table read plain, the crawldb's schema
+    ``db.driver.urls`` rows, every table read plain, the crawldb's schema
     current, and no opted-out host to delete."""
-    limit = conf["db.update.driver.urls"]
+    limit = conf["db.driver.urls"]
     if limit <= 0 or conf["db.optout.hosts"]:
         return False
     tables = [data.crawldb, segment.table("fetch"), segment.table("parse")]

@@ -33,7 +33,7 @@ from crawldb.partitioning import (
 from crawldb.priority import NEVER_FETCHED, TIERS, check_weights, priority, tier_quotas
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
-from engine import task_files
+from engine import driver_generate, task_files
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
@@ -222,13 +222,59 @@ def within_budget(due, budget: int, conf, best_first):
 
 
 def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
-    """Write a new segment's fetch list; returns its name, or None when nothing is due."""
-    from pyspark.sql import functions as F
-
+    """Write a new segment's fetch list; returns its name, or None when nothing is due. A
+    small crawldb's fetch list is selected in the driver (``engine.driver_generate``)."""
     clock = Stopwatch()
     check_weights(conf)
-    inject_pending(spark, conf, data)  # what the crawl-job API received since last round
     now = shifted_now(now_ms(), add_days)
+    settings = conf.as_dict()
+    if driver_generate.in_driver(settings, data):
+        plan, held = driver_generate.fetch_plan(spark, settings, data, now), []
+    else:
+        plan, held = spark_plan(spark, conf, data, now)
+    count = sum(urls for urls, _ in plan.per_host.values())
+    if count == 0:
+        for frame in held:
+            frame.unpersist()
+        progress("generate", [("urls due", 0)])
+        return None
+    name = data.new_segment_name()
+    segment = data.segment(name)
+    partitions = fetch_partitions(spark, conf)
+    placed, skew_expected = place_hosts(plan.per_host, partitions)
+    message = f"trawl generate segment={name}"
+    if held:
+        tiers = write_planned(spark, conf, data, segment, (plan, placed, held), now)
+    else:
+        tiers = driver_generate.write_fetchlist(spark, segment, plan.rows, placed, message)
+    tiers = {t: tiers.get(t, 0) for t in TIERS}
+    count = sum(tiers.values())  # as written
+    summary = {"urls": count, "hosts": len(placed), "partitions": partitions, "tiers": tiers}
+    # URLs of slow hosts left for later rounds, so that the round's hosts finish together.
+    summary["spread"] = plan.due_count - count
+    summary = {**summary, "skew_expected": skew_expected, "seconds": round(clock.seconds, 1)}
+    segment.mark("generated", summary)
+    record(spark, data.root, "generate", name, summary)
+    progress(
+        "generate",
+        [
+            ("urls", count),
+            ("hosts", len(placed)),
+            *tiers.items(),
+            ("spread to later rounds", summary["spread"]),
+            ("skew", skew_expected),
+            ("segment", name),
+        ],
+    )
+    return name
+
+
+def spark_plan(spark, conf, data: DataDir, now: int):
+    """The fetch plan by Spark's jobs (``plan.rows``: a DataFrame), and the frames it
+    cached, to release once the fetch list is written."""
+    from pyspark.sql import functions as F
+
+    inject_pending(spark, conf, data)  # what the crawl-job API received since last round
     crawldb = without_cancelled(spark, data, read_crawldb(spark, data))
     due_hosts = crawldb.where(F.unix_millis("fetch_time") <= F.lit(now)).select("host")
     pauses = host_pauses(spark, data, conf, due_hosts).cache()
@@ -237,45 +283,25 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     due_count = sum(urls for urls, _ in per_host.values())
     shares = round_shares(per_host, conf) if conf["fetcher.round.tail.defer"] else {}
     selected = within_shares(spark, due, shares, per_host)
-    count = sum(urls for urls, _ in per_host.values())
-    if count == 0:
-        due.unpersist()
-        progress("generate", [("urls due", 0)])
-        return None
-    name = data.new_segment_name()
-    segment = data.segment(name)
-    partitions = fetch_partitions(spark, conf)
-    placed, skew_expected = place_hosts(per_host, partitions)
-    hosts = len(placed)
+    return driver_generate.FetchPlan(selected, per_host, due_count), [due, pauses]
+
+
+def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dict:
+    """Write the fetch list of Spark's plan (``planned``: the plan, its hosts' partitions,
+    its cached frames), release the frames, stamp the crawldb at ``now``
+    (``generate.update.crawldb``); returns its URLs by tier."""
+    plan, placed, held = planned
     placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
-    fetchlist = selected.join(placed_frame, "host").select(*FETCHLIST.names)
-    message = f"trawl generate segment={name}"
+    fetchlist = plan.rows.join(placed_frame, "host").select(*FETCHLIST.names)
+    partitions = fetch_partitions(spark, conf)
+    message = f"trawl generate segment={segment.name}"
     tiers = write_fetchlist(spark, segment, fetchlist.repartition(partitions, "host"), message)
     # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).
-    due.unpersist()
-    pauses.unpersist()
+    for frame in held:
+        frame.unpersist()
     if conf["generate.update.crawldb"]:
         mark_generated(spark, data, segment, now)
-    tiers = {t: tiers.get(t, 0) for t in TIERS}
-    count = sum(tiers.values())  # as written
-    summary = {"urls": count, "hosts": hosts, "partitions": partitions, "tiers": tiers}
-    # URLs of slow hosts left for later rounds, so that the round's hosts finish together.
-    summary["spread"] = due_count - count
-    summary = {**summary, "skew_expected": skew_expected, "seconds": round(clock.seconds, 1)}
-    segment.mark("generated", summary)
-    record(spark, data.root, "generate", name, summary)
-    progress(
-        "generate",
-        [
-            ("urls", count),
-            ("hosts", hosts),
-            *tiers.items(),
-            ("spread to later rounds", due_count - count),
-            ("skew", skew_expected),
-            ("segment", name),
-        ],
-    )
-    return name
+    return tiers
 
 
 def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:

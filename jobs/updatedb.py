@@ -247,7 +247,7 @@ def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment
 def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) -> dict:
     """Apply one segment to the crawldb; with ``dedup`` (crawl's ``crawl.dedup``), mark
     the round's duplicates in the same commit (``engine.round_dedup``). A small crawldb
-    is updated in the driver (``engine.driver_update``, ``db.update.driver.urls``)."""
+    is updated in the driver (``engine.driver_update``, ``db.driver.urls``)."""
     clock = Stopwatch()
     settings = conf.as_dict()
     if in_driver(settings, data, segment):

@@ -148,7 +148,7 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
 
 
 def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, deduped):
-    """Above ``db.update.driver.urls``, ``crawl.dedup.driver.urls`` and
+    """Above ``db.driver.urls``, ``crawl.dedup.driver.urls`` and
     ``crawl.dedup.driver.round`` crawl finds the round's verdicts with Spark
     (``engine.round_dedup.spark_duplicates``) instead of in the driver: the same ones."""
     _, marked, base0, base1 = deduped
@@ -165,7 +165,7 @@ def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, d
         *("--conf", "db.max.depth=0"),
         *("--conf", "crawl.dedup.driver.urls=0"),
         *("--conf", "crawl.dedup.driver.round=0"),
-        *("--conf", "db.update.driver.urls=0"),  # updatedb by Spark, its pass inside
+        *("--conf", "db.driver.urls=0"),  # updatedb by Spark, its pass inside
     ]
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
     assert verdicts(spark, data) == {u: (r["status"], r["duplicate_of"]) for u, r in marked.items()}

@@ -89,7 +89,7 @@ def test_driver_killed_then_rerun_loses_nothing(
     # The parse job runs in a round only when the fetch tasks do not parse.
     own = ["--conf", "fetcher.parse=false"] if stage == "parse" else []
     if stage == "updatedb":  # by Spark: in the driver it is over before the kill
-        own = ["--conf", "db.update.driver.urls=0"]
+        own = ["--conf", "db.driver.urls=0"]
     args = [*crawl_args(web, data, stage, 1), *own]
     with open(out, "w") as sink:
         process = subprocess.Popen(

@@ -105,7 +105,7 @@ def test_each_round_ends_within_its_budget_and_waits_no_pause_out(tail_crawl, ta
         t95 = starts[math.ceil(0.95 * len(starts)) - 1]
         # The fetcher's own rule (looked at every second), from the wire.
         assert starts[-1] <= 1.5 * t95 + 10 + 1.5, (number, t95, starts[-1])
-    trickled = [e for e in log if e["path"] == "/page/2" and e["end"] - e["start"] > TRICKLE_S / 2]
+    trickled = [e for e in log if e["path"] == "/page/1" and e["end"] - e["start"] > TRICKLE_S / 2]
     assert len(trickled) == 1
     trickle_round = next(r for r in rounds if trickled[0] in _round_requests(log, r))
     # The round did not wait out the 30 s pause the trickle earned.

@@ -49,10 +49,10 @@ def test_stragglers_are_the_rings_last_hosts_in_turn():
     hosts = tuple(f"127.0.9.{i}" for i in range(1, 8))
     site = Site(hosts, 80, stragglers=3, trickle_s=3.0)
     assert [site.straggler(i) for i in range(7)] == [None] * 4 + ["trickle", "huge", "flaky"]
-    trickle = site.respond(hosts[4], "/page/2")
+    trickle = site.respond(hosts[4], "/page/1")
     assert trickle.mode == "trickle" and abs((len(trickle.body) - 1) * 0.3 - 3.0) < 0.3
     assert site.respond(hosts[4], "/page/3").mode == "normal"
-    huge = site.respond(hosts[5], "/page/2")
+    huge = site.respond(hosts[5], "/page/1")
     assert huge.mode == "stream" and len(huge.body) > 12_000_000
     flaky = [site.respond(hosts[6], "/page/3", hit).status for hit in range(4)]
     assert flaky == [503, 200, 503, 200]

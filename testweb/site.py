@@ -28,8 +28,8 @@ they were asked before (``hit``): ``/ratelimit/<s>`` (429 with Retry-After s, th
 ``/loop/b``, ``/reset`` (connection closed), ``/garbage`` (no valid status line).
 
 With ``stragglers`` S, the ring's last S hosts are stragglers among the fast ones, in
-turn (``STRAGGLER_ROLES``): one whose ``/page/2`` trickles for ``trickle_s`` seconds, one
-whose ``/page/2`` is a 12 MB page streamed at about 5 MB/s (``/huge`` on any host), one
+turn (``STRAGGLER_ROLES``): one whose ``/page/1`` trickles for ``trickle_s`` seconds, one
+whose ``/page/1`` is a 12 MB page streamed at about 5 MB/s (``/huge`` on any host), one
 whose pages answer 503 every other time they are asked (each page's first ask fails).
 Their other pages answer at once: a crawler has no reason to slow down for them.
 
@@ -184,10 +184,10 @@ class Site:
     def _straggling(self, index: int, route: str, hit: int) -> Response | None:
         """A straggler's slow, huge or failing answer (see the module's docstring)."""
         role = self.straggler(index)
-        if role == "trickle" and route == "/page/2":
+        if role == "trickle" and route == "/page/1":
             size = max(2, round(self.trickle_s / TRICKLE_BYTE_S) + 1)
             return Response(200, b"<p>" + b"x" * (size - 3), mode="trickle")
-        if role == "huge" and route == "/page/2":
+        if role == "huge" and route == "/page/1":
             return _huge()
         if role == "flaky" and route.startswith("/page/") and hit % 2 == 0:
             return Response(503, b"busy, try again", "text/plain")

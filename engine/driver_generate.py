@@ -22,8 +22,9 @@ from crawldb.partitioning import host_pace, round_shares, urls_within
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier_quotas
 from crawldb.schema import CRAWLDB, FETCHLIST, ROBOTS
 from engine import write_behind
-from engine.delta_files import delta_columns, is_delta_table, table_rows
+from engine.delta_files import is_delta_table
 from engine.driver_tables import arrow_table, is_plain, python_rows
+from engine.driver_update import crawldb_in_driver
 from engine.layout import DataDir
 from engine.metrics import latest_responses
 from lib import vocabulary as st
@@ -49,19 +50,15 @@ class FetchPlan:
 
 
 def in_driver(conf: dict, data: DataDir) -> bool:
-    """Whether generate selects in the driver: a crawldb of up to ``db.driver.urls``
-    URLs, read plain, with the current schema, and no rule left to Spark's way."""
-    limit = conf["db.driver.urls"]
-    if limit <= 0 or conf["generate.filter"] or conf["generate.update.crawldb"]:
+    """Whether generate selects in the driver: a crawldb the driver takes
+    (``engine.driver_update.crawldb_in_driver``) and no rule left to Spark's way."""
+    if conf["generate.filter"] or conf["generate.update.crawldb"]:
         return False
     if is_delta_table(data.api_table("submissions")):
         return False  # the crawl-job API's submissions are injected by Spark
-    if not is_plain(data.crawldb) or set(CRAWLDB.names) - set(delta_columns(data.crawldb)):
-        return False
     if is_delta_table(data.robots) and not is_plain(data.robots):
         return False
-    urls = table_rows(data.crawldb)
-    return urls is not None and urls <= limit
+    return crawldb_in_driver(conf, data)
 
 
 def fetch_plan(spark, conf: dict, data: DataDir, now: int) -> FetchPlan:

@@ -13,12 +13,49 @@ import uuid
 from crawldb.schema import CRAWLDB
 from engine import task_files
 from engine.driver_tables import as_millis
-from engine.file_rewrite import commit_rewrite
+from engine.file_rewrite import add_actions, commit_rewrite
 from engine.layout import DataDir
 from lib.parquet_file import write_parquet
 from lib.storage import basename
 
 FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"]
+
+
+def create_crawldb(spark, data: DataDir, rows: list[dict], message: str) -> None:
+    """Write ``rows`` (full crawldb rows, times in ms) as the first version of a new
+    crawldb, one file in one commit labelled ``message``; fails if one is there."""
+    import pyarrow as pa
+    from deltalake import Schema
+    from deltalake.transaction import CommitProperties, create_table_with_add_actions
+
+    schema = task_files.stored_schema(CRAWLDB)
+    batches = list(task_files.stored_batches(rows, schema, "url"))
+    state = pa.Table.from_batches(batches, schema).sort_by("url")
+    run, files = write_state(spark, data, state, schema)
+    create_table_with_add_actions(
+        data.crawldb,
+        Schema.from_arrow(schema),
+        add_actions(files),
+        mode="error",
+        commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
+    )
+    task_files.remove_uncommitted(data.storage, data.crawldb, run, {f["file"] for f in files})
+
+
+def write_state(spark, data: DataDir, state, schema) -> tuple[str, list[dict]]:
+    """``state`` written as one new file of the crawldb: the run's id and the file's
+    row (``task_files.FILE_DDL``, with the bounds of its URLs as figures)."""
+    import pyarrow.compute as pc
+
+    run = uuid.uuid4().hex[:12]
+    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    path = task_files.task_file(data.crawldb, run, 0, 0, compression)
+    batches = state.to_batches()
+    rows, size = write_parquet(data.storage, path, batches, schema, compression)
+    bounds = pc.min_max(state.column("url"))
+    figures = {"url_min": bounds["min"].as_py(), "url_max": bounds["max"].as_py()}
+    file = {"file": basename(path), "bytes": size, "rows": rows}
+    return run, [file | {"figures": json.dumps(figures)}]
 
 
 class CrawldbFiles:
@@ -39,6 +76,15 @@ class CrawldbFiles:
         rows = pa.concat_tables(self.stored) if self.stored else self.schema.empty_table()
         self.rows = as_millis(rows, CRAWLDB)
 
+    def rows_of(self, urls: set) -> dict[str, dict]:
+        """url -> crawldb row (times in ms, a MAP as key-value pairs) of ``urls`` known."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        wanted = pa.array(sorted(urls), pa.string())
+        hit = pc.is_in(self.rows.column("url"), value_set=wanted)
+        return {row["url"]: row for row in self.rows.filter(hit).to_pylist()}
+
     def rewrite(self, spark, changed: list[dict], message: str) -> None:
         """Replace the rows of the ``changed`` rows' URLs and add the new ones (full
         crawldb rows, times in ms), in one commit labelled ``message``."""
@@ -54,23 +100,8 @@ class CrawldbFiles:
                 kept.append(stored.filter(pc.invert(hit)))
         batches = task_files.stored_batches(changed, self.schema, "url")
         state = pa.concat_tables([*kept, pa.Table.from_batches(list(batches), self.schema)])
-        written = self.write(spark, state.sort_by("url"))
+        written = write_state(spark, self.data, state.sort_by("url"), self.schema)
         commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
-
-    def write(self, spark, state) -> tuple[str, list[dict]]:
-        """``state`` written as one new file of the table: the run's id and the file's
-        row (``task_files.FILE_DDL``, with the bounds of its URLs as figures)."""
-        import pyarrow.compute as pc
-
-        run = uuid.uuid4().hex[:12]
-        compression = spark.conf.get("spark.sql.parquet.compression.codec")
-        path = task_files.task_file(self.data.crawldb, run, 0, 0, compression)
-        batches = state.to_batches()
-        rows, size = write_parquet(self.data.storage, path, batches, self.schema, compression)
-        bounds = pc.min_max(state.column("url"))
-        figures = {"url_min": bounds["min"].as_py(), "url_max": bounds["max"].as_py()}
-        file = {"file": basename(path), "bytes": size, "rows": rows}
-        return run, [file | {"figures": json.dumps(figures)}]
 
     def state_rows(self, changed: list[dict]):
         """(status, fetch_time, fetch_interval, last_fetch_time) of every row of the

@@ -40,22 +40,31 @@ FINGERPRINTS = ("content_hash", "simhash", "minhash", "title", "canonical")
 PAGE_STATUSES = (st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
 
 
-def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
-    """Whether the round is applied in the driver: a crawldb and a segment of up to
-    ``db.driver.urls`` rows, every table read plain, the crawldb's schema
-    current, and no opted-out host to delete."""
+def crawldb_in_driver(conf: dict, data: DataDir) -> bool:
+    """Whether the crawldb is small enough for the driver (``db.driver.urls``), read
+    plain, and of the current schema (an older one gains its columns by Spark)."""
     limit = conf["db.driver.urls"]
-    if limit <= 0 or conf["db.optout.hosts"]:
+    if limit <= 0 or not is_plain(data.crawldb):
         return False
-    tables = [data.crawldb, segment.table("fetch"), segment.table("parse")]
+    if set(CRAWLDB.names) - set(delta_columns(data.crawldb)):
+        return False
+    urls = table_rows(data.crawldb)
+    return urls is not None and urls <= limit
+
+
+def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
+    """Whether the round is applied in the driver: a crawldb the driver takes
+    (``crawldb_in_driver``) and a segment of up to ``db.driver.urls`` fetches, every
+    table read plain, and no opted-out host to delete."""
+    if conf["db.optout.hosts"] or not crawldb_in_driver(conf, data):
+        return False
+    tables = [segment.table("fetch"), segment.table("parse")]
     if segment.summary("parsed").get("sitemap_urls"):
         tables.append(segment.table("sitemaps"))
     if not all(is_plain(path) for path in tables):
         return False
-    if set(CRAWLDB.names) - set(delta_columns(data.crawldb)):
-        return False  # an older crawldb: Spark's way adds the columns first
-    sizes = [table_rows(data.crawldb), table_rows(segment.table("fetch"))]
-    return all(size is not None and size <= limit for size in sizes)
+    fetches = table_rows(segment.table("fetch"))
+    return fetches is not None and fetches <= conf["db.driver.urls"]
 
 
 def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: bool):

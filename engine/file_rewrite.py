@@ -62,7 +62,7 @@ def create_with_rows(spark, path: str, storage: Storage, rows, schema, message: 
     create_table_with_add_actions(
         path,
         Schema.from_arrow(schema),
-        _add_actions(kept),
+        add_actions(kept),
         mode="error",
         commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
     )
@@ -122,7 +122,7 @@ def commit_rewrite(storage: Storage, path: str, table, removed, written, message
     sizes = _file_sizes(table)
     kept = [file for file in files if file["rows"]]
     actions = [RemoveAction(sizes[name][0], True, now, sizes[name][1]) for name in removed]
-    actions += _add_actions(kept)
+    actions += add_actions(kept)
     if actions:
         table.create_write_transaction(
             actions,
@@ -133,7 +133,7 @@ def commit_rewrite(storage: Storage, path: str, table, removed, written, message
     task_files.remove_uncommitted(storage, path, run, {file["file"] for file in kept})
 
 
-def _add_actions(files: list[dict]) -> list:
+def add_actions(files: list[dict]) -> list:
     """The Delta add actions of the files written (their ``FILE_DDL`` rows)."""
     from deltalake.transaction import AddAction
 

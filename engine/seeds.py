@@ -21,7 +21,7 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
     settings = conf.as_dict()
     stamp = now_ms()
     rows = (
-        seeds.mapPartitions(partial(_seed_rows, settings, stamp))
+        seeds.mapPartitions(partial(seed_rows, settings, stamp))
         .keyBy(lambda row: row["url"])
         .reduceByKey(lambda first, _later: first)
         .values()
@@ -37,7 +37,8 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
     return accepted
 
 
-def _seed_rows(conf, stamp: int, seeds):
+def seed_rows(conf, stamp: int, seeds):
+    """The new crawldb rows of ``Seed``s, times at ``stamp`` (epoch ms)."""
     normalizer = UrlFilter(conf).normalizer  # once per partition
     for seed in seeds:
         yield new_row(

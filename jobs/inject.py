@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from functools import partial
 
+from engine import driver_inject
 from engine.cli import job_main, job_parser
 from engine.layout import DataDir, require_file
 from engine.metrics import record
@@ -35,26 +36,40 @@ def run(spark, conf, args) -> int:
 
 
 def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
-    """Parse, normalize and merge seeds into the crawldb of ``data``."""
+    """Parse, normalize and merge seeds into the crawldb of ``data``: in the driver for a
+    small seed file and crawldb (``engine.driver_inject``), else by Spark."""
     clock = Stopwatch()
+    settings = conf.as_dict()
+    if driver_inject.in_driver(settings, data, seeds_path):
+        seeds, errors = driver_inject.read_seeds(settings, seeds_path)
+        accepted = driver_inject.inject_in_driver(spark, settings, data, seeds, "trawl inject")
+        error_count, shown = len(errors), errors[:ERRORS_SHOWN]
+    else:
+        accepted, error_count, shown = inject_by_spark(spark, conf, data, seeds_path)
+    for error in shown:
+        print(f"inject: {seeds_path}: {error}; line skipped", file=sys.stderr)
+    if error_count > ERRORS_SHOWN:
+        print(f"inject: ... {error_count - ERRORS_SHOWN} more malformed lines", file=sys.stderr)
+    progress("inject", [("urls", accepted), ("malformed lines", error_count)])
+    summary = {"urls": accepted, "malformed_lines": error_count, "seconds": clock.seconds}
+    record(spark, data.root, "inject", None, summary)
+    return 0 if accepted or not error_count else 1
+
+
+def inject_by_spark(spark, conf, data: DataDir, seeds_path: str):
+    """``inject`` by Spark's jobs: ``(URLs accepted, malformed lines, the first shown)``."""
     settings = conf.as_dict()
     lines = spark.sparkContext.textFile(str(seeds_path)).zipWithIndex()
     parsed = lines.mapPartitions(partial(_parse, settings)).filter(lambda r: r is not None)
     parsed.cache()
     errors = parsed.filter(lambda r: isinstance(r, SeedError))
     error_count = errors.count()
-    for error in errors.take(ERRORS_SHOWN):
-        print(f"inject: {seeds_path}: {error}; line skipped", file=sys.stderr)
-    if error_count > ERRORS_SHOWN:
-        print(f"inject: ... {error_count - ERRORS_SHOWN} more malformed lines", file=sys.stderr)
+    shown = errors.take(ERRORS_SHOWN)
     accepted = merge_seeds(
         spark, conf, data, parsed.filter(lambda r: isinstance(r, Seed)), "trawl inject"
     )
     parsed.unpersist()
-    progress("inject", [("urls", accepted), ("malformed lines", error_count)])
-    summary = {"urls": accepted, "malformed_lines": error_count, "seconds": clock.seconds}
-    record(spark, data.root, "inject", None, summary)
-    return 0 if accepted or not error_count else 1
+    return accepted, error_count, shown
 
 
 def _parse(conf, pairs):

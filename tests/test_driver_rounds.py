@@ -197,3 +197,48 @@ def assert_same_fetchlists(driver: dict, spark_way: dict, where) -> None:
                 assert a == pytest.approx(b, rel=1e-6), (where, url, column)
             else:
                 assert a == b, (where, url, column, a, b)
+
+
+SEEDS = (
+    "# comment line\r\n"
+    "{base}/page/1\tscore=2.5\tfetchInterval=3600\r\n"
+    "{base}/page/2\tnutch.fixedFetchInterval=true\ttopic=news\n"
+    "not a url\n"
+    "\n"
+    "{base}/page/1\n"  # given twice: the first line counts
+    "{base}/page/3 with space\n"
+    "ftp://elsewhere.invalid/file\n"
+    "{base}/Page/4?b=2&a=1#frag\r"
+    "{base}/page/5\tbroken field\n"
+)
+
+
+@pytest.mark.parametrize("update", [False, True])
+def test_inject_in_the_driver_injects_what_spark_injects(spark, rounds, tmp_path, capsys, update):
+    """Into a new crawldb, then into the crawled one (URLs with history, re-injected
+    with and without ``db.injector.update``): the same rows, counts and messages."""
+    from jobs.inject import inject
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_bytes(SEEDS.format(base=known_base(rounds)).encode())
+    said = {}
+    for way, limit in (("driver", 200_000), ("spark", 0)):
+        conf = settings(limit, f"db.injector.update={str(update).lower()}")
+        fresh = DataDir.at(tmp_path / f"new-{way}")
+        assert inject(spark, conf, fresh, str(seeds)) == 0
+        crawled = tmp_path / f"crawled-{way}"
+        shutil.copytree(rounds.root, crawled)
+        assert inject(spark, conf, DataDir.at(crawled), str(seeds)) == 0
+        said[way] = capsys.readouterr()
+    for name in ("new", "crawled"):
+        driver = rows_by_url(DataDir.at(tmp_path / f"{name}-driver"))
+        assert_same_rows(driver, rows_by_url(DataDir.at(tmp_path / f"{name}-spark")))
+    assert said["driver"].out == said["spark"].out
+    assert said["driver"].err == said["spark"].err
+    assert said["driver"].out.count("inject: 3 urls, 4 malformed lines") == 2
+
+
+def known_base(data: DataDir) -> str:
+    """The scheme and authority of the crawl's first host (ring host 0)."""
+    url = min(rows_by_url(data))
+    return url[: url.index("/", len("http://"))]

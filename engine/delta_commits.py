@@ -23,18 +23,26 @@ def delta_commit_message(spark, message: str):
 
 
 def upsert_by_host(spark, path: str, rows, table: Table, message: str, newer=None) -> None:
-    """Merge per-host ``rows`` (cast to ``table``'s columns) into the Delta table at
-    ``path``, one commit labelled ``message``: a host's row replaces the old one (when
-    the SQL condition ``newer`` holds, if given), a new host's is inserted. The first
-    rows make the table's first version (one write, not an empty table and a MERGE).
+    """Merge per-host ``rows`` (a DataFrame, cast to ``table``'s columns) into the Delta
+    table at ``path``, one commit labelled ``message`` (``upsert_hosts``)."""
+    from pyspark.sql import functions as F
+
+    answers = rows.select(*[F.col(name).cast(kind) for name, kind in table.columns]).toArrow()
+    upsert_hosts(path, answers, message, newer)
+
+
+def upsert_hosts(path: str, answers, message: str, newer=None) -> None:
+    """Merge per-host rows (an Arrow table of the table's columns as stored) into the
+    Delta table at ``path``, one commit labelled ``message``: a host's row replaces the
+    old one (when the SQL condition ``newer`` holds, if given), a new host's is
+    inserted. The first rows make the table's first version (one write, not an empty
+    table and a MERGE).
 
     Merged in the driver by delta-rs: the tables merged so (the robots.txt and soft-404
     caches) hold a row per host, which Spark's MERGE took a dozen jobs to commit."""
     from deltalake import DeltaTable, write_deltalake
     from deltalake.transaction import CommitProperties
-    from pyspark.sql import functions as F
 
-    answers = rows.select(*[F.col(name).cast(kind) for name, kind in table.columns]).toArrow()
     label = CommitProperties(custom_metadata={"userMetadata": message})
     if not DeltaTable.is_deltatable(path):
         write_deltalake(path, answers, mode="error", commit_properties=label)

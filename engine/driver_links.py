@@ -40,13 +40,20 @@ class FoundLinks:
         seen["lastmod"] = _greatest(seen["lastmod"], lastmod)
         seen["changefreq"] = _least(seen["changefreq"], changefreq)
 
-    def keyed(self, conf: dict) -> list[dict]:
-        """The links (``jobs.updatedb.LINKS_DDL``'s columns) with their dedup key and host."""
+    def keyed(self, conf: dict, known: set) -> list[dict]:
+        """The links (``jobs.updatedb.LINKS_DDL``'s columns) with their dedup key and
+        host: computed for new URLs only, as admission and the merge read them for
+        those alone (a known URL's row has its own)."""
         normalizer = UrlNormalizer(conf)
-        return [
-            {"url": url, "dedup_key": normalizer.dedup(url), "host": host_of(url), **link}
-            for url, link in self.by_url.items()
-        ]
+        keyed = []
+        for url, link in self.by_url.items():
+            if url in known:
+                keyed.append({"url": url, "dedup_key": None, "host": None, **link})
+            else:
+                keyed.append(
+                    {"url": url, "dedup_key": normalizer.dedup(url), "host": host_of(url), **link}
+                )
+        return keyed
 
 
 def _least(a, b):

@@ -77,7 +77,8 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
     outlinks_of(conf, found, fetched["parsed"], pages, duplicate_urls(crawldb))
     redirects_and_sitemaps(conf, found, pages, segment_sitemaps(segment))
     known = crawldb.select(["url", "dedup_key", "host"]).to_pylist()
-    links, refused = admitted(conf, found.keyed(conf), known)
+    keyed = found.keyed(conf, set(crawldb.column("url").to_pylist()))
+    links, refused = admitted(conf, keyed, known)
     changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)
     mark_soft_404(changed, templates(conf, data, segment, pages, fetched), segment.name, conf)
     deduped = None

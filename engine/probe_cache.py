@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from crawldb.schema import SOFT404
 from engine import write_behind
-from engine.delta_commits import upsert_by_host
+from engine.delta_commits import upsert_by_host, upsert_hosts
 from engine.delta_files import is_delta_table, read_current
+from engine.driver_tables import is_plain
 from engine.layout import DataDir, Segment
 from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_PROBE
@@ -85,7 +86,46 @@ def cached_templates(spark, data: DataDir):
 
 
 def store_probes(spark, data: DataDir, segment: Segment) -> None:
-    """Merge the segment's probe answers into the cache (newer answers replace older)."""
+    """Merge the segment's probe answers into the cache (newer answers replace older):
+    read and merged in the driver through delta-rs when its tables read plain."""
     message = f"trawl updatedb soft-404 cache segment={segment.name}"
+    newer = "s.probed_at >= t.probed_at"
+    if is_plain(segment.table("fetch")) and is_plain(segment.table("parse")):
+        answers = probe_answers(segment)
+        if answers.num_rows:
+            upsert_hosts(data.soft404, answers, message, newer)
+        return
     answers = segment_probes(spark, segment)
-    upsert_by_host(spark, data.soft404, answers, SOFT404, message, "s.probed_at >= t.probed_at")
+    upsert_by_host(spark, data.soft404, answers, SOFT404, message, newer)
+
+
+def probe_answers(segment: Segment):
+    """``segment_probes``' rows read through delta-rs, as an Arrow table of the cache's
+    stored columns."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    from engine.task_files import stored_schema
+
+    columns = ["url", "host", "fetched_at", "http_status", "origin"]
+    fetched = DeltaTable(segment.table("fetch")).to_pyarrow_table(columns=columns).to_pylist()
+    probes = {}
+    for row in fetched:
+        if row["origin"] == ORIGIN_PROBE and row["http_status"] is not None:
+            probes.setdefault(row["host"], row)
+    parse = DeltaTable(segment.table("parse"))
+    prints = {
+        row["url"]: row
+        for row in parse.to_pyarrow_table(columns=["url", "content_hash", "simhash"]).to_pylist()
+    }
+    rows = [
+        {
+            "host": host,
+            "url": row["url"],
+            "probed_at": row["fetched_at"],
+            "http_status": row["http_status"],
+            **{key: prints.get(row["url"], {}).get(key) for key in ("content_hash", "simhash")},
+        }
+        for host, row in probes.items()
+    ]
+    return pa.Table.from_pylist(rows, schema=stored_schema(SOFT404))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from crawldb.schema import ROBOTS
 from engine import write_behind
-from engine.delta_commits import upsert_by_host
+from engine.delta_commits import upsert_by_host, upsert_hosts
 from engine.delta_files import is_delta_table, read_current
+from engine.driver_tables import is_plain
 from engine.layout import DataDir
 from lib.clock import now_ms
 from lib.fetching.robots import RobotsRules
@@ -38,9 +39,14 @@ def fresh_robots(spark, data: DataDir, conf, hosts=None):
 
 
 def store_robots(spark, data: DataDir, fetch_table: str) -> None:
-    """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache."""
+    """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache:
+    read and merged in the driver through delta-rs (a table delta-rs cannot read plain
+    goes through Spark)."""
     from pyspark.sql import functions as F
 
+    if is_plain(fetch_table):
+        upsert_hosts(data.robots, robots_answers(fetch_table), "trawl fetch robots cache")
+        return
     fetched = read_current(spark, fetch_table)
     # A redirect hop has its own row; the answer is the hop that ended the chain.
     final = F.col("redirect_to").isNull()
@@ -49,6 +55,30 @@ def store_robots(spark, data: DataDir, fetch_table: str) -> None:
     )
     answers = answers.dropDuplicates(["host"])
     upsert_by_host(spark, data.robots, answers, ROBOTS, "trawl fetch robots cache")
+
+
+def robots_answers(fetch_table: str):
+    """The fetch table's final robots.txt answers below 500, one a host, as an Arrow
+    table of the cache's stored columns."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable
+
+    from engine.task_files import stored_schema
+
+    columns = ["origin", "redirect_to", *ROBOTS.names]
+    rows = pa.table(DeltaTable(fetch_table).to_pyarrow_table(columns=columns))
+    kept = pc.and_(
+        pc.and_(
+            pc.equal(rows.column("origin"), ORIGIN_ROBOTS), pc.is_null(rows.column("redirect_to"))
+        ),
+        pc.less(rows.column("http_status"), 500),
+    )
+    answers = rows.filter(kept).select(ROBOTS.names)
+    first = {}
+    for index, host in enumerate(answers.column("host").to_pylist()):
+        first.setdefault(host, index)
+    return answers.take(sorted(first.values())).cast(stored_schema(ROBOTS))
 
 
 def host_pauses(spark, data: DataDir, conf, hosts):

@@ -14,11 +14,12 @@ import sys
 from functools import partial
 
 from crawldb.schema import FETCH, PARSE, SITEMAPS
-from engine import arrow, task_files, write_behind
+from engine import arrow, driver_fetch_work, task_files, write_behind
 from engine.cli import job_main, job_parser
 from engine.delta_commits import delta_commit_message
 from engine.delta_files import read_current
 from engine.fetch_figures import FetchFigures, fetch_summary
+from engine.fetch_pacing import hosts_not_before
 from engine.layout import (
     DataDir,
     Segment,
@@ -75,12 +76,9 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     """Fetch the segment's fetch list into its fetch table and WARC files."""
     clock = Stopwatch()
     warming = arrow.warm_workers(spark, WORKER_MODULES)
-    fetchlist = read_current(spark, segment.table("fetchlist"))
     generated = segment.summary("generated")
     partitions = generated["partitions"]
-    fetchlist = with_partition(fetchlist, partitions)
-    robots, probed = fresh_robots(spark, data, conf), fresh_probes(spark, data, conf)
-    work = with_cached(fetchlist, robots, probed, fetched_before(spark, data, fetchlist))
+    work = work_rows(spark, conf, data, segment, partitions)
     table = segment.table("fetch")
     run = task_files.new_run(segment.storage, *(segment.table(t) for t in SEGMENT_TABLES))
     # Spark parses the schemas' DDL: on the driver, not in the tasks.
@@ -161,6 +159,27 @@ def with_partition(fetchlist, partitions: int):
     if "partition" in fetchlist.columns:
         return fetchlist
     return fetchlist.withColumn("partition", F.pmod(F.xxhash64("host"), F.lit(partitions)))
+
+
+def work_rows(spark, conf, data: DataDir, segment: Segment, partitions: int):
+    """The fetch tasks' work (``with_cached``'s rows): put together in the driver for a
+    small crawldb (``engine.driver_fetch_work``), else by Spark."""
+    from pyspark.sql import functions as F
+
+    settings = conf.as_dict()
+    if driver_fetch_work.in_driver(settings, data, segment):
+        return driver_fetch_work.work_frame(spark, settings, data, segment)
+    fetchlist = read_current(spark, segment.table("fetchlist"))
+    fetchlist = with_partition(fetchlist, partitions)
+    robots, probed = fresh_robots(spark, data, conf), fresh_probes(spark, data, conf)
+    work = with_cached(fetchlist, robots, probed, fetched_before(spark, data, fetchlist))
+    hosts = [row["host"] for row in fetchlist.select("host").distinct().collect()]
+    moments = hosts_not_before(settings, data, segment, hosts)
+    if not moments:
+        return work
+    paced = spark.createDataFrame(list(moments.items()), "host STRING, not_before BIGINT")
+    placed = work.where(F.col("url").isNotNull()).select("host", "partition").distinct()
+    return work.unionByName(paced.join(placed, "host"), allowMissingColumns=True)
 
 
 def fetched_before(spark, data: DataDir, fetchlist):
@@ -253,12 +272,14 @@ def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
 
 def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows):
     """Fetch one partition's work rows (dicts), write its WARC file, yield result rows."""
-    items, cache, probed, known = [], {}, set(), set()
+    items, cache, probed, known, paced = [], {}, set(), set(), {}
     for row in rows:
         if row["url"] is not None:
             items.append(row)
         elif row["known_url"] is not None:
             known.add(row["known_url"])
+        elif row.get("not_before") is not None:
+            paced[row["host"]] = row["not_before"] / 1000
         elif row["probed"]:
             probed.add(row["host"])
         else:
@@ -273,7 +294,7 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
     warc = WarcFile(name, _warcinfo(conf, segment.name), attempt=attempt, storage=storage)
     path = join(segment.progress_dir, f"part-{index:05d}.json")
     progress = ProgressFile(storage, path, len(items), conf[PROGRESS_KEY])
-    fetcher = PartitionFetcher(conf, warc, cache, attempt, probed, known)
+    fetcher = PartitionFetcher(conf, warc, cache, attempt, probed, known, not_before=paced)
     try:
         for row in fetcher.run(items):
             if row["origin"] in (ORIGIN_FETCHLIST, ORIGIN_OUTLINK):

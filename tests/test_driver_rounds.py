@@ -242,3 +242,34 @@ def known_base(data: DataDir) -> str:
     """The scheme and authority of the crawl's first host (ring host 0)."""
     url = min(rows_by_url(data))
     return url[: url.index("/", len("http://"))]
+
+
+def test_fetch_work_in_the_driver_is_sparks(spark, rounds):
+    """The fetch tasks' work rows (the list, cached robots.txt and probes, URLs fetched
+    before) put together in the driver are those Spark's joins give."""
+    from engine.driver_fetch_work import WORK_COLUMNS, in_driver, work_rows
+    from engine.probe_cache import fresh_probes
+    from engine.robots_cache import fresh_robots
+    from jobs.fetch import fetched_before, read_current, with_cached, with_partition
+
+    conf = settings(200_000)
+    settings_dict = conf.as_dict()
+    names = [name for name, _ in WORK_COLUMNS if name != "not_before"]
+    for name in rounds.segment_names():
+        segment = rounds.segment(name)
+        assert in_driver(settings_dict, rounds, segment)
+        listed = with_partition(read_current(spark, segment.table("fetchlist")), 2)
+        robots, probed = fresh_robots(spark, rounds, conf), fresh_probes(spark, rounds, conf)
+        by_spark = with_cached(listed, robots, probed, fetched_before(spark, rounds, listed))
+        expected = sorted(repr(plain(r[n] for n in names)) for r in by_spark.collect())
+        driver = work_rows(settings_dict, rounds, segment)
+        assert any(row.get("robots_status") is not None for row in driver)
+        assert any(row.get("known_url") is not None for row in driver)
+        rows = [row for row in driver if row.get("not_before") is None]
+        got = sorted(repr(plain(row.get(n) for n in names)) for row in rows)
+        assert got == expected, name
+
+
+def plain(values) -> tuple:
+    """Values comparable across Spark's rows and Arrow's: binary as bytes."""
+    return tuple(bytes(v) if isinstance(v, bytearray) else v for v in values)

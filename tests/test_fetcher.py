@@ -172,3 +172,29 @@ def test_the_fetcher_and_its_archive_run_on_the_clock_they_are_given(web, tmp_pa
     assert [r.rec_headers.get_header("WARC-Record-ID")[-3:-1] for r in records] == [
         f"{n:02d}" for n in range(1, len(records) + 1)
     ]
+
+
+def test_a_host_in_its_pause_from_the_last_round_is_held_back(web):
+    """``not_before``: a host asked at the end of the last round waits out its pause
+    (robots.txt included); another host of the same task goes at once."""
+    import time
+
+    agent = "https://trawl.invalid/test-fetcher-paced"
+    conf = load_config(
+        overrides=[
+            f"fetcher.server.delay={TEST_SERVER_DELAY}",
+            f"http.agent.url={agent}",
+            "fetcher.allow.private.networks=true",
+            "fetcher.soft404.probe=false",
+            "sitemap.fetch=false",
+        ]
+    )
+    held, free = web.site.base(0), web.site.base(2)
+    rows = [
+        {"url": f"{b}/page/1", "host": host_of(b), "depth": 1, "score": 1.0} for b in (held, free)
+    ]
+    moment = time.time() + 1.5
+    list(PartitionFetcher(conf, None, not_before={host_of(held): moment}).run(rows))
+    asked = by_host(entries_for(web, agent))
+    assert min(e["start"] for e in asked[host_of(held)]) >= moment - 0.05
+    assert min(e["start"] for e in asked[host_of(free)]) < moment - 1.0

@@ -91,15 +91,19 @@ class PartitionFetcher:
         probed_hosts: Collection[str] = (),
         known_urls: Collection[str] = (),
         clock: Callable[[], float] = time.time,
+        not_before: Mapping[str, float] | None = None,
     ):
         """``probed_hosts``: hosts whose soft-404 probe answer is still cached (not asked);
         ``known_urls``: URLs of the partition's hosts fetched in earlier rounds, which a
         redirect does not fetch again in this one (the crawldb has them, due when due);
-        ``clock``: the wall clock (epoch seconds) of the rows' and exchanges' times."""
+        ``clock``: the wall clock (epoch seconds) of the rows' and exchanges' times;
+        ``not_before``: host -> the moment (epoch seconds, ``clock``'s) before which it
+        must not be asked, its pause after the last round's last request to it."""
         self.conf = conf
         self.clock = clock
         self.warc = warc
         self.probed_hosts = probed_hosts
+        self.not_before = not_before or {}
         self.attempt = attempt
         self.threads = conf["fetcher.threads.fetch"]
         self.resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
@@ -248,10 +252,12 @@ class PartitionFetcher:
                 prior=self._prior(row),
             )
             self.scheduler.add(host, item)
-        if self.attempt > 0:
-            start = time.monotonic()
-            for host, state in self.hosts.items():
+        start, wall = time.monotonic(), self.clock()
+        for host, state in self.hosts.items():
+            if self.attempt > 0:
                 self.scheduler.not_before(host, start + state.delay())
+            if host in self.not_before:
+                self.scheduler.not_before(host, start + self.not_before[host] - wall)
 
     def _prior(self, row: Mapping[str, Any]) -> PriorCapture | None:
         """The URL's archived capture, when a same payload is to be a revisit of it

@@ -164,7 +164,11 @@ def figures(folder: Path, label: str, began: float, seconds: float) -> dict:
         start = stages["generate"]["start"]
         end = max(stages[job]["end"] for job in ("updatedb", "dedup") if job in stages)
         fetch = stages["fetch"]
-        moments = [m for m in (e["start"] for e in log) if fetch["start"] - 1 <= m <= fetch["end"]]
+        # A second of slack for the stage's start as the metrics table rounds it, but
+        # never before the round's own start: rounds now follow each other within a
+        # second, and the last round's final requests are not this one's.
+        first = max(fetch["start"] - 1, start)
+        moments = [m for m in (e["start"] for e in log) if first <= m <= fetch["end"]]
         span = (max(moments) - min(moments)) if moments else 0.0
         wall = end - start
         count = {

@@ -46,8 +46,6 @@ class StageProgress:
                 done, total, *known = self.read()
             except Exception:  # noqa: BLE001 - progress must never break the job
                 continue
-            if done == 0 and (not known or known[0] is None):
-                continue  # nothing done and no ETA yet: the tasks are starting
             elapsed = time.monotonic() - self._started
             line = progress_line(self.stage, done, total, elapsed, self.unit, *known)
             print(line, flush=True)

@@ -10,13 +10,14 @@ delta-rs and handed to Spark as one Arrow table, for the tasks' ``repartitionByI
 
 from __future__ import annotations
 
-from crawldb.schema import CRAWLDB, FETCHLIST, ROBOTS, SOFT404
+from crawldb.schema import CRAWLDB, FETCHLIST, SOFT404
 from engine import write_behind
 from engine.delta_files import delta_columns, is_delta_table
 from engine.driver_tables import arrow_table, is_plain, python_rows
 from engine.driver_update import crawldb_in_driver
 from engine.fetch_pacing import hosts_not_before
 from engine.layout import DataDir, Segment
+from engine.robots_cache import fresh_robots_rows
 from lib.clock import now_ms
 
 WORK_COLUMNS = (
@@ -57,7 +58,7 @@ def work_rows(conf: dict, data: DataDir, segment: Segment) -> list[dict]:
     listed = python_rows(segment.table("fetchlist"), FETCHLIST)
     placed = {row["host"]: row["partition"] for row in listed}
     rows = [{name: row.get(name) for name, _ in WORK_COLUMNS} for row in listed]
-    for host, status, body in fresh_robots(conf, data, placed):
+    for host, status, body in fresh_robots_rows(conf, data, placed):
         cached = {"robots_status": status, "robots_body": body}
         rows.append({"host": host, "partition": placed[host], **cached})
     for host in fresh_probes(conf, data, placed):
@@ -75,18 +76,6 @@ def pacing_rows(conf: dict, data: DataDir, segment: Segment, placed: dict) -> li
         {"host": host, "partition": placed[host], "not_before": moment}
         for host, moment in moments.items()
     ]
-
-
-def fresh_robots(conf: dict, data: DataDir, hosts: dict):
-    """(host, status, body) of the cached robots.txt answers still fresh, of ``hosts``."""
-    ttl = conf["robots.cache.ttl"]
-    write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not is_delta_table(data.robots):
-        return
-    oldest = now_ms() - ttl * 1000
-    for row in python_rows(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"]):
-        if row["host"] in hosts and row["fetched_at"] is not None and row["fetched_at"] >= oldest:
-            yield row["host"], row["http_status"], row["content"]
 
 
 def fresh_probes(conf: dict, data: DataDir, hosts: dict):

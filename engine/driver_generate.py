@@ -20,15 +20,14 @@ from dataclasses import dataclass
 from crawldb.admission import ascending, descending
 from crawldb.partitioning import host_pace, round_shares, urls_within
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier_quotas
-from crawldb.schema import CRAWLDB, FETCHLIST, ROBOTS
-from engine import write_behind
+from crawldb.schema import CRAWLDB, FETCHLIST
 from engine.delta_files import is_delta_table
-from engine.driver_tables import arrow_table, is_plain, python_rows
+from engine.driver_tables import arrow_table, is_plain
 from engine.driver_update import crawldb_in_driver
 from engine.layout import DataDir
 from engine.metrics import latest_responses
+from engine.robots_cache import fresh_robots_rows
 from lib import vocabulary as st
-from lib.clock import now_ms
 from lib.fetching.robots import RobotsRules
 from lib.url.domains import registered_domain
 
@@ -143,18 +142,11 @@ def host_pauses(conf: dict, data: DataDir, hosts: set) -> dict[str, float]:
     ``fetcher.server.delay`` and its fresh cached Crawl-delay (``engine.robots_cache``)."""
     base = float(conf["fetcher.server.delay"])
     pauses = dict.fromkeys(hosts, base)
-    ttl = conf["robots.cache.ttl"]
-    write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not is_delta_table(data.robots):
-        return pauses
-    oldest = now_ms() - ttl * 1000
     agent, limit = conf["http.agent.name"], conf["robots.content.limit"]
-    for row in python_rows(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"]):
-        fresh = row["fetched_at"] is not None and row["fetched_at"] >= oldest
-        if row["host"] in pauses and fresh:
-            body = bytes(row["content"] or b"")
-            delay = RobotsRules.from_response(row["http_status"], body, agent, limit).crawl_delay()
-            pauses[row["host"]] = max(base, base if delay is None else delay)
+    for host, status, body in fresh_robots_rows(conf, data, pauses):
+        rules = RobotsRules.from_response(status, bytes(body or b""), agent, limit)
+        delay = rules.crawl_delay()
+        pauses[host] = max(base, base if delay is None else delay)
     return pauses
 
 

@@ -18,6 +18,7 @@ from crawldb.merge import merge_inject
 from engine import driver_update
 from engine.delta_files import is_delta_table
 from engine.driver_rewrite import CrawldbFiles, create_crawldb
+from engine.driver_tables import rows_by_url
 from engine.layout import DataDir
 from engine.seeds import seed_rows
 from lib.clock import now_ms
@@ -67,12 +68,10 @@ def inject_in_driver(spark, conf: dict, data: DataDir, seeds: list[Seed], messag
         create_crawldb(spark, data, list(rows.values()), message)
         return len(rows)
     files = CrawldbFiles(data)
-    known = files.rows_of(set(rows))
+    known = rows_by_url(files.rows, rows)
     changed = []
     for url, seed in rows.items():
         old = known.get(url)
-        if old is not None and old["metadata"] is not None:
-            old["metadata"] = dict(old["metadata"])
         merged = merge_inject(old, seed, conf["db.injector.update"])
         if merged != old:
             changed.append(merged)

@@ -76,15 +76,6 @@ class CrawldbFiles:
         rows = pa.concat_tables(self.stored) if self.stored else self.schema.empty_table()
         self.rows = as_millis(rows, CRAWLDB)
 
-    def rows_of(self, urls: set) -> dict[str, dict]:
-        """url -> crawldb row (times in ms, a MAP as key-value pairs) of ``urls`` known."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        wanted = pa.array(sorted(urls), pa.string())
-        hit = pc.is_in(self.rows.column("url"), value_set=wanted)
-        return {row["url"]: row for row in self.rows.filter(hit).to_pylist()}
-
     def rewrite(self, spark, changed: list[dict], message: str) -> None:
         """Replace the rows of the ``changed`` rows' URLs and add the new ones (full
         crawldb rows, times in ms), in one commit labelled ``message``."""

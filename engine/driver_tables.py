@@ -46,6 +46,20 @@ def as_millis(rows, table: Table):
     return rows
 
 
+def rows_by_url(rows, urls) -> dict[str, dict]:
+    """url -> row (a dict, a MAP column as a dict) of the Arrow table ``rows``' rows whose
+    URL is one of ``urls``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    wanted = pa.array(sorted(urls), pa.string())
+    found = rows.filter(pc.is_in(rows.column("url"), value_set=wanted)).to_pylist()
+    for row in found:
+        if row.get("metadata") is not None:
+            row["metadata"] = dict(row["metadata"])
+    return {row["url"]: row for row in found}
+
+
 def python_rows(path: str, table: Table, columns: list[str] | None = None) -> list[dict]:
     """``arrow_table``'s rows as dicts (a MAP column as key-value pairs)."""
     return arrow_table(path, table, columns).to_pylist()

@@ -27,9 +27,9 @@ from engine.driver_links import (
     redirects_and_sitemaps,
 )
 from engine.driver_rewrite import CrawldbFiles
-from engine.driver_tables import is_plain, python_rows
+from engine.driver_tables import is_plain, python_rows, rows_by_url
 from engine.duplicates import PAGE_COLUMNS
-from engine.freshness import freshness_of
+from engine.freshness import PAGE_STATUSES, freshness_of
 from engine.layout import DataDir, Segment
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
@@ -37,7 +37,6 @@ from lib.url.normalize import UrlNormalizer
 from lib.vocabulary import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 FINGERPRINTS = ("content_hash", "simhash", "minhash", "title", "canonical")
-PAGE_STATUSES = (st.FETCHED, st.NOTMODIFIED, st.DUPLICATE)
 
 
 def crawldb_in_driver(conf: dict, data: DataDir) -> bool:
@@ -124,13 +123,9 @@ def segment_sitemaps(segment: Segment) -> list[dict] | None:
 def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links: list[dict]):
     """The changed crawldb rows: ``crawldb.merge.touched_row`` of every URL the round
     fetched or kept a link to (``crawldb``: the crawldb as an Arrow table, times in ms)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     by_link = {link["url"]: link for link in links}
     urls = set(fetched) | set(by_link)
-    hit = pc.is_in(crawldb.column("url"), value_set=pa.array(sorted(urls), pa.string()))
-    olds = {row["url"]: row for row in crawldb.filter(hit).to_pylist()}
+    olds = rows_by_url(crawldb, urls)
     normalizer, stamp = UrlNormalizer(conf), now_ms()
     changed = []
     for url in sorted(urls):
@@ -218,8 +213,7 @@ def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]
             by_url[url].update(status=status, duplicate_of=target)
         elif (pages[url]["status"], pages[url]["duplicate_of"]) != (status, target):
             earlier[url] = (status, target)
-    hit = pc.is_in(crawldb.column("url"), value_set=pa.array(sorted(earlier), pa.string()))
-    for row in crawldb.filter(hit).to_pylist():
+    for row in rows_by_url(crawldb, earlier).values():
         row["status"], row["duplicate_of"] = earlier[row["url"]]
         changed.append(row)
     return changed, {"duplicates": len(found), "restored": len(restored)}

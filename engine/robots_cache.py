@@ -38,6 +38,24 @@ def fresh_robots(spark, data: DataDir, conf, hosts=None):
     )
 
 
+def fresh_robots_rows(conf, data: DataDir, hosts) -> list[tuple]:
+    """``fresh_robots``' answers in the driver, through delta-rs: (host, status, body)
+    of the cached answers still fresh, of ``hosts``."""
+    from engine.driver_tables import python_rows
+
+    ttl = conf["robots.cache.ttl"]
+    write_behind.wait("robots")  # the last round's answers
+    if ttl <= 0 or not is_delta_table(data.robots):
+        return []
+    oldest = now_ms() - ttl * 1000
+    columns = ["host", "fetched_at", "http_status", "content"]
+    return [
+        (row["host"], row["http_status"], row["content"])
+        for row in python_rows(data.robots, ROBOTS, columns)
+        if row["host"] in hosts and row["fetched_at"] is not None and row["fetched_at"] >= oldest
+    ]
+
+
 def store_robots(spark, data: DataDir, fetch_table: str) -> None:
     """Merge the robots.txt answers of the fetch table at ``fetch_table`` into the cache:
     read and merged in the driver through delta-rs (a table delta-rs cannot read plain
@@ -60,14 +78,13 @@ def store_robots(spark, data: DataDir, fetch_table: str) -> None:
 def robots_answers(fetch_table: str):
     """The fetch table's final robots.txt answers below 500, one a host, as an Arrow
     table of the cache's stored columns."""
-    import pyarrow as pa
     import pyarrow.compute as pc
     from deltalake import DeltaTable
 
     from engine.task_files import stored_schema
 
     columns = ["origin", "redirect_to", *ROBOTS.names]
-    rows = pa.table(DeltaTable(fetch_table).to_pyarrow_table(columns=columns))
+    rows = DeltaTable(fetch_table).to_pyarrow_table(columns=columns)
     kept = pc.and_(
         pc.and_(
             pc.equal(rows.column("origin"), ORIGIN_ROBOTS), pc.is_null(rows.column("redirect_to"))

@@ -244,7 +244,7 @@ def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     placed, skew_expected = place_hosts(plan.per_host, partitions)
     message = f"trawl generate segment={name}"
     if held:
-        tiers = write_planned(spark, conf, data, segment, (plan, placed, held), now)
+        tiers = write_planned(spark, conf, data, segment, (plan, placed, partitions, held), now)
     else:
         tiers = driver_generate.write_fetchlist(spark, segment, plan.rows, placed, message)
     tiers = {t: tiers.get(t, 0) for t in TIERS}
@@ -288,12 +288,11 @@ def spark_plan(spark, conf, data: DataDir, now: int):
 
 def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dict:
     """Write the fetch list of Spark's plan (``planned``: the plan, its hosts' partitions,
-    its cached frames), release the frames, stamp the crawldb at ``now``
+    its partition count, its cached frames), release the frames, stamp the crawldb at ``now``
     (``generate.update.crawldb``); returns its URLs by tier."""
-    plan, placed, held = planned
+    plan, placed, partitions, held = planned
     placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
     fetchlist = plan.rows.join(placed_frame, "host").select(*FETCHLIST.names)
-    partitions = fetch_partitions(spark, conf)
     message = f"trawl generate segment={segment.name}"
     tiers = write_fetchlist(spark, segment, fetchlist.repartition(partitions, "host"), message)
     # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).

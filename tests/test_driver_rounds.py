@@ -33,7 +33,13 @@ STAMP_SLACK_MS = 120_000
 
 
 # Low caps, so that the traps host's calendar and ids meet them in two rounds.
-CAPS = ["db.max.urls.per.host=12", "db.max.urls.per.pattern=3", "db.max.depth=2"]
+# A User-Agent of its own, so that its requests stay out of the end-to-end crawl's log.
+CAPS = [
+    "db.max.urls.per.host=12",
+    "db.max.urls.per.pattern=3",
+    "db.max.depth=2",
+    "http.agent.url=https://trawl.invalid/test-driver-rounds",
+]
 
 
 def settings(driver_urls: int, *more: str):
@@ -63,9 +69,10 @@ def rounds(spark, web, tmp_path_factory) -> DataDir:
     ]
     (root / "seeds.txt").write_text("\n".join(seeds) + "\n")
     args = ["--seeds", str(root / "seeds.txt"), "--rounds", "2", "--data", str(root / "data")]
-    for setting in CAPS:
+    args += crawl_conf_args()
+    for setting in CAPS:  # after the end-to-end settings: the later wins
         args += ["--conf", setting]
-    assert crawl.main([*args, *crawl_conf_args()]) == 0
+    assert crawl.main(args) == 0
     return DataDir.at(root / "data")
 
 

@@ -73,3 +73,83 @@ def test_canonical_and_restored():
     found, restored = verdicts(target, naming, freed)
     assert found == {"http://a/n": "http://a/t"}
     assert restored == ["http://a/f"]
+
+
+def met_and_duplicates(a: dict, b: dict, conf: dict) -> bool:
+    """The rules of crawldb.duplicates' docstring for one pair, written out plainly:
+    the oracle the columnar search (crawldb.duplicate_pairs) is held to."""
+    distance, threshold = conf["dedup.simhash.distance"], conf["dedup.minhash.threshold"]
+    exact = a["content_hash"] is not None and a["content_hash"] == b["content_hash"]
+    both_sketched = threshold >= 0 and a["minhash"] is not None and b["minhash"] is not None
+    band = both_sketched and any(
+        a["minhash"][j : j + 4] == b["minhash"][j : j + 4] for j in range(0, 64, 4)
+    )
+    simhashes = distance >= 0 and a["simhash"] is not None and b["simhash"] is not None
+    block = simhashes and not both_sketched
+    block = block and any((a["simhash"] ^ b["simhash"]) >> s & 0xFFFF == 0 for s in (0, 16, 32, 48))
+    if not (exact or band or block):
+        return False
+    near = simhashes and ((a["simhash"] ^ b["simhash"]) & (2**64 - 1)).bit_count() <= distance
+    agree = sum(x == y for x, y in zip(a["minhash"] or b"", b["minhash"] or b"", strict=False))
+    needed = -(-64 * (threshold * 255 / 256 + 1 / 256) // 1)
+    return exact or near or (band and agree >= needed)
+
+
+def oracle_copies(pages: dict, conf: dict) -> dict:
+    """best_copies by comparing every pair of a page of the round and another."""
+    best = {}
+    for a in (p for p in pages.values() if p["segment"] == ROUND):
+        for b in pages.values():
+            if a is b or not met_and_duplicates(a, b, conf):
+                continue
+            worse, better = (a, b) if keep_key(b) < keep_key(a) else (b, a)
+            if worse["url"] not in best or keep_key(better) < keep_key(pages[best[worse["url"]]]):
+                best[worse["url"]] = better["url"]
+    return best
+
+
+def random_pages(seed: int, count: int) -> dict:
+    """Pages drawn from a few bodies, SimHashes a few bits apart and sketches sharing
+    some bands, so that every way of meeting and judging happens, with missing values."""
+    import random
+
+    draw = random.Random(seed)
+    bases = [draw.getrandbits(64) - 2**63 for _ in range(6)]
+    sketches = [bytes(draw.getrandbits(8) for _ in range(64)) for _ in range(5)]
+    pages = {}
+    for number in range(count):
+        simhash = draw.choice(bases) ^ sum(
+            1 << draw.randrange(64) for _ in range(draw.randrange(6))
+        )
+        simhash = (simhash + 2**63) % 2**64 - 2**63
+        sketch = bytearray(draw.choice(sketches))
+        for _ in range(draw.choice((0, 4, 20, 40))):
+            sketch[draw.randrange(64)] = draw.getrandbits(8)
+        url = f"http://h{draw.randrange(3)}/{'p' * draw.randrange(1, 4)}{number}"
+        pages[url] = page(
+            url,
+            body=draw.choice(["x", "y", None, *map(str, range(40))]),
+            simhash=None if draw.random() < 0.1 else simhash,
+            minhash=None if draw.random() < 0.3 else bytes(sketch),
+            segment=draw.choice([ROUND, EARLIER]),
+            score=draw.choice([None, 0.5, 1.0, 2.0]),
+            fetched=draw.choice([None, 1, 2]),
+        )
+    return pages
+
+
+def test_the_columnar_search_finds_what_comparing_every_pair_finds():
+    from crawldb.duplicates import best_copies
+
+    confs = [
+        CONF,
+        {**CONF, "dedup.minhash.threshold": -1},
+        {**CONF, "dedup.simhash.distance": -1},
+        {**CONF, "dedup.simhash.distance": 8, "dedup.minhash.threshold": 0.9},
+    ]
+    for seed, conf in enumerate(confs):
+        pages = random_pages(seed, 160)
+        fresh = [p for p in pages.values() if p["segment"] == ROUND]
+        expected = oracle_copies(pages, conf)
+        assert len(expected) > 20, "the draw gives duplicates of every kind"
+        assert best_copies(fresh, pages, conf) == expected

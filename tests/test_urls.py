@@ -132,6 +132,29 @@ def test_dedup_key_rules_each_switchable():
     )
 
 
+def test_dedup_key_read_from_a_plain_url_is_the_parsers(monkeypatch):
+    import lib.url.normalize as module
+
+    urls = [
+        "http://a.com/",
+        "https://www.a.com:8080/x//",
+        "http://www.b.org/a/b/c.html",
+        "http://10.0.0.1/a/b/",
+        "http://127.0.0.1:9/",
+        "http://a-b.c-d/e/",
+        "http://a.com/p;x/",
+        "http://a.com/~x/",
+        "http://www.a.com",
+    ]
+    keys = [module.normalize(url) for url in urls]
+    switches = ["", "urlnormalizer.drop.www=false", "urlnormalizer.drop.trailing.slash=false"]
+    read = [[normalizer(*filter(None, [s])).dedup(key) for key in keys] for s in switches]
+    monkeypatch.setattr(module, "_plain_host", lambda url: None)  # the parser's way alone
+    parsed = [[normalizer(*filter(None, [s])).dedup(key) for key in keys] for s in switches]
+    assert read == parsed
+    assert read[0][1] == "https://a.com:8080/x"
+
+
 def test_aggressive_rules_never_change_the_url_fetched():
     # /a/ -> 301 -> /a: both stay fetchable as they are and share one dedup key, so the
     # crawldb cannot hold a loop made by normalization.

@@ -106,7 +106,13 @@ class UrlNormalizer:
         return normalize(url, self.strip)
 
     def dedup(self, key: str) -> str:
-        """The dedup key of a crawldb key."""
+        """The dedup key of a crawldb key (read without parsing it when it is a plain
+        http(s) URL without query: most keys)."""
+        plain = _plain_host(key)
+        if plain is not None:
+            path = key[plain.end(0) - 1 :]
+            if path.startswith("/") and "?" not in path and "#" not in path:
+                return self._dedup_of(key[: plain.start(1)], plain.group(1), plain.group(2), path)
         parsed = URL(key)
         if parsed.protocol not in _HIERARCHICAL:
             return key
@@ -121,6 +127,14 @@ class UrlNormalizer:
             query = "&".join(sorted(query.split("&")))
         port = f":{parsed.port}" if parsed.port else ""
         return f"{parsed.protocol}//{host}{port}{path}" + (f"?{query}" if query else "")
+
+    def _dedup_of(self, origin: str, host: str, port: str | None, path: str) -> str:
+        """``dedup`` of a plain URL, from its ``scheme://``, host, port and path."""
+        if self.drop_www and host.startswith("www."):
+            host = host[4:]
+        if self.drop_slash and len(path) > 1 and path.endswith("/"):
+            path = path.rstrip("/") or "/"
+        return f"{origin}{host}:{port}{path}" if port else f"{origin}{host}{path}"
 
 
 # A URL already in canonical form whose host the parser would return as written: a

@@ -48,8 +48,9 @@ def best_copies(fresh: list[dict], pages: dict[str, dict], conf: dict) -> dict[s
     import pyarrow as pa
 
     urls, a, b = round_pairs(pages, {page["url"] for page in fresh}, conf)
-    order = sorted(range(len(urls)), key=lambda i: keep_key(pages[urls[i]]))
-    rank = np.empty(len(order), dtype=np.int64)
+    # Ranked by keep key: the pages of a duplicate pair alone (a few of them, mostly).
+    order = sorted(np.unique(np.concatenate([a, b])), key=lambda i: keep_key(pages[urls[i]]))
+    rank = np.zeros(len(urls), dtype=np.int64)
     rank[order] = np.arange(len(order))
     worse = np.where(rank[b] < rank[a], a, b)
     better = np.minimum(rank[a], rank[b])

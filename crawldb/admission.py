@@ -31,13 +31,17 @@ def admit(links: list[dict], crawldb: list[dict], conf: dict) -> list[dict]:
     tag_variants(new, {row["dedup_key"] for row in crawldb} - {None}, conf["db.max.depth"])
     hosts = Counter(row["host"] for row in crawldb)
     cap(new, hosts, lambda link: link["host"], conf["db.max.urls.per.host"], "host_cap")
-    # Patterns are counted only on the hosts with links still open: a regex a URL.
-    hosts_open = {link["host"] for link in new if link["reason"] is None}
+    # Patterns are counted (a regex a URL) only on the hosts with more URLs, known and
+    # still open, than a pattern may have: on the others no pattern can reach its cap.
+    limit = conf["db.max.urls.per.pattern"]
+    still_open = Counter(link["host"] for link in new if link["reason"] is None)
+    hosts_open = {host for host, count in still_open.items() if 0 <= limit < count + hosts[host]}
     patterns = Counter(
         (row["host"], url_pattern(row["url"])) for row in crawldb if row["host"] in hosts_open
     )
     by_pattern = lambda link: (link["host"], url_pattern(link["url"]))  # noqa: E731
-    cap(new, patterns, by_pattern, conf["db.max.urls.per.pattern"], "pattern_cap")
+    crowded = [link for link in new if link["host"] in hosts_open]
+    cap(crowded, patterns, by_pattern, limit, "pattern_cap")
     return known + new
 
 
@@ -77,6 +81,8 @@ def cap(new: list[dict], existing: Counter, group_of, limit: int, reason: str) -
         if link["reason"] is None:
             groups[group_of(link)].append(link)
     for group, members in groups.items():
+        if len(members) + existing[group] <= limit:
+            continue  # room for all of them
         members.sort(
             key=lambda link: (ascending(link["depth"]), descending(link["score"]), link["url"])
         )

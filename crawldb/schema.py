@@ -8,6 +8,7 @@ boundary (``python_ddl`` has ``BIGINT`` where the table has ``TIMESTAMP``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -39,9 +40,14 @@ class Table:
         """Columns stored as TIMESTAMP and handled in Python as epoch milliseconds."""
         return [name for name, kind in self.columns if kind == "TIMESTAMP"]
 
+    @cached_property
+    def name_tuple(self) -> tuple[str, ...]:
+        """Column names in order, computed once (``empty_row`` runs once a new URL)."""
+        return tuple(self.names)
+
     def empty_row(self) -> dict[str, object]:
         """A row with every column set to None."""
-        return dict.fromkeys(self.names)
+        return dict.fromkeys(self.name_tuple)
 
 
 CRAWLDB = Table(

@@ -51,21 +51,35 @@ def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
     return all(is_plain(path) or not is_delta_table(path) for path in (data.robots, data.soft404))
 
 
-def work_rows(conf: dict, data: DataDir, segment: Segment) -> list[dict]:
-    """``jobs.fetch.with_cached``'s rows: the fetch list's, then a row per cached
-    robots.txt, fresh probe and URL fetched before of the list's hosts, and a row per
-    host still in its pause from the last round."""
-    listed = python_rows(segment.table("fetchlist"), FETCHLIST)
-    placed = {row["host"]: row["partition"] for row in listed}
-    rows = [{name: row.get(name) for name, _ in WORK_COLUMNS} for row in listed]
+def work_table(conf: dict, data: DataDir, segment: Segment):
+    """``jobs.fetch.with_cached``'s rows as one Arrow table: the fetch list's, then a row
+    per cached robots.txt, fresh probe and URL fetched before of the list's hosts, and a
+    row per host still in its pause from the last round. The list's columns are taken
+    as they are read, not row by row."""
+    import pyarrow as pa
+
+    listed = arrow_table(segment.table("fetchlist"), FETCHLIST)
+    hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
+    placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
+    own = {
+        name: listed.column(name).cast(kind)
+        if name in listed.column_names
+        else pa.nulls(listed.num_rows, kind)
+        for name, kind in WORK_COLUMNS
+    }
+    own["partition"] = partitions
+    rows = []
     for host, status, body in fresh_robots_rows(conf, data, placed):
         cached = {"robots_status": status, "robots_body": body}
         rows.append({"host": host, "partition": placed[host], **cached})
     for host in fresh_probes(conf, data, placed):
         rows.append({"host": host, "partition": placed[host], "probed": True})
-    for host, url in fetched_before(data, placed, {row["url"] for row in listed}):
-        rows.append({"host": host, "partition": placed[host], "known_url": url})
-    return rows + pacing_rows(conf, data, segment, placed)
+    rows += pacing_rows(conf, data, segment, placed)
+    schema = pa.schema(WORK_COLUMNS)
+    before = fetched_before(data, placed, listed.column("url"))
+    return pa.concat_tables(
+        [pa.table(own, schema=schema), pa.Table.from_pylist(rows, schema=schema), before]
+    )
 
 
 def pacing_rows(conf: dict, data: DataDir, segment: Segment, placed: dict) -> list[dict]:
@@ -92,23 +106,29 @@ def fresh_probes(conf: dict, data: DataDir, hosts: dict):
             yield row["host"]
 
 
-def fetched_before(data: DataDir, hosts: dict, listed: set):
-    """(host, url) of the crawldb's URLs of ``hosts`` fetched before and not ``listed``."""
+def fetched_before(data: DataDir, placed: dict, listed):
+    """The work rows (``known_url``, ``host``, ``partition``) of the crawldb's URLs of the
+    hosts ``placed`` (host -> partition) fetched before and not ``listed``."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     crawldb = arrow_table(data.crawldb, CRAWLDB, ["url", "host", "last_fetch_time"])
-    crawldb = crawldb.filter(pc.is_valid(crawldb.column("last_fetch_time")))
-    for host, url in zip(
-        crawldb.column("host").to_pylist(), crawldb.column("url").to_pylist(), strict=True
-    ):
-        if host in hosts and url not in listed:
-            yield host, url
+    hosts = pa.array(list(placed), pa.string())
+    of_hosts = pc.is_in(crawldb.column("host"), value_set=hosts)
+    unlisted = pc.invert(pc.is_in(crawldb.column("url"), value_set=listed.combine_chunks()))
+    fetched = pc.is_valid(crawldb.column("last_fetch_time"))
+    known = crawldb.filter(pc.and_(pc.and_(fetched, of_hosts), unlisted))
+    where = pc.index_in(known.column("host"), value_set=hosts)
+    given = {
+        "host": known.column("host"),
+        "partition": pa.array(list(placed.values()), pa.int32()).take(where),
+        "known_url": known.column("url"),
+    }
+    count = known.num_rows
+    columns = {name: given.get(name, pa.nulls(count, kind)) for name, kind in WORK_COLUMNS}
+    return pa.table(columns, schema=pa.schema(WORK_COLUMNS))
 
 
 def work_frame(spark, conf: dict, data: DataDir, segment: Segment):
     """The work rows as a Spark DataFrame, from one Arrow table."""
-    import pyarrow as pa
-
-    schema = pa.schema([(name, kind) for name, kind in WORK_COLUMNS])
-    table = pa.Table.from_pylist(work_rows(conf, data, segment), schema=schema)
-    return spark.createDataFrame(table)
+    return spark.createDataFrame(work_table(conf, data, segment))

@@ -228,7 +228,7 @@ def write_fetchlist(spark, segment, rows: list[dict], placed: dict, message: str
     listed = [{**row, "partition": placed[row["host"]]} for row in rows]
     listed.sort(key=lambda row: (row["partition"], row["host"], row["url"]))
     path = task_files.task_file(table, run, 0, 0, compression)
-    batches = task_files.stored_batches(listed, stored, "url")
+    batches = task_files.stored_table(listed, stored).to_batches()
     count, size = write_parquet(segment.storage, path, batches, stored, compression)
     file = {"file": basename(path), "bytes": size, "rows": count}
     task_files.commit(segment.storage, table, run, [file], stored, message)

@@ -24,13 +24,11 @@ FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"
 def create_crawldb(spark, data: DataDir, rows: list[dict], message: str) -> None:
     """Write ``rows`` (full crawldb rows, times in ms) as the first version of a new
     crawldb, one file in one commit labelled ``message``; fails if one is there."""
-    import pyarrow as pa
     from deltalake import Schema
     from deltalake.transaction import CommitProperties, create_table_with_add_actions
 
     schema = task_files.stored_schema(CRAWLDB)
-    batches = list(task_files.stored_batches(rows, schema, "url"))
-    state = pa.Table.from_batches(batches, schema).sort_by("url")
+    state = task_files.stored_table(rows, schema).sort_by("url")
     run, files = write_state(spark, data, state, schema)
     create_table_with_add_actions(
         data.crawldb,
@@ -89,8 +87,7 @@ class CrawldbFiles:
             if pc.any(hit).as_py():
                 touched.append(name)
                 kept.append(stored.filter(pc.invert(hit)))
-        batches = task_files.stored_batches(changed, self.schema, "url")
-        state = pa.concat_tables([*kept, pa.Table.from_batches(list(batches), self.schema)])
+        state = pa.concat_tables([*kept, task_files.stored_table(changed, self.schema)])
         written = write_state(spark, self.data, state.sort_by("url"), self.schema)
         commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
 

@@ -62,6 +62,15 @@ def as_stored(batch, schema):
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
+def stored_table(rows: list[dict], schema):
+    """Python rows (times in epoch ms) held in the driver, as one Arrow table in the
+    stored ``schema``: converted at once, not batch by batch (no body to bound)."""
+    import pyarrow as pa
+
+    batch = pa.RecordBatch.from_pylist(rows, schema=python_schema(schema))
+    return pa.Table.from_batches([as_stored(batch, schema)], schema)
+
+
 def stored_batches(rows: Iterable[dict], schema, size_column: str) -> Iterator:
     """Python rows (times in epoch ms) as record batches in the stored ``schema``, cut
     as ``engine.arrow.record_batches`` cuts them (by rows, or by ``size_column``'s bytes)."""

@@ -103,6 +103,8 @@ def test_the_python_twin_decides_every_link_as_spark(spark):
         depth = pick.choice([0, 1, 2, 3, 4, None])
         score = pick.choice([0.1, 0.5, 1.0, None])
         items.append((link, key, depth, score, pick.choice([False, False, True, None])))
+    # A quiet host under every cap: the twin skips counting its patterns.
+    items += [(f"http://quiet.test/p/{n}", None, 1, 0.5, False) for n in range(5)]
     conf = load_config(
         overrides=["db.max.depth=3", "db.max.urls.per.host=60", "db.max.urls.per.pattern=12"]
     )

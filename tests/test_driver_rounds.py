@@ -254,7 +254,7 @@ def known_base(data: DataDir) -> str:
 def test_fetch_work_in_the_driver_is_sparks(spark, rounds):
     """The fetch tasks' work rows (the list, cached robots.txt and probes, URLs fetched
     before) put together in the driver are those Spark's joins give."""
-    from engine.driver_fetch_work import WORK_COLUMNS, in_driver, work_rows
+    from engine.driver_fetch_work import WORK_COLUMNS, in_driver, work_table
     from engine.probe_cache import fresh_probes
     from engine.robots_cache import fresh_robots
     from jobs.fetch import fetched_before, read_current, with_cached, with_partition
@@ -269,7 +269,7 @@ def test_fetch_work_in_the_driver_is_sparks(spark, rounds):
         robots, probed = fresh_robots(spark, rounds, conf), fresh_probes(spark, rounds, conf)
         by_spark = with_cached(listed, robots, probed, fetched_before(spark, rounds, listed))
         expected = sorted(repr(plain(r[n] for n in names)) for r in by_spark.collect())
-        driver = work_rows(settings_dict, rounds, segment)
+        driver = work_table(settings_dict, rounds, segment).to_pylist()
         assert any(row.get("robots_status") is not None for row in driver)
         assert any(row.get("known_url") is not None for row in driver)
         rows = [row for row in driver if row.get("not_before") is None]

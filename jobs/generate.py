@@ -142,11 +142,12 @@ def host_cap(conf):
     return F.least(*caps) if len(caps) > 1 else caps[0]
 
 
-def select_due(crawldb, conf, now: int, pauses=None):
+def select_due(crawldb, conf, now: int, pauses=None, held: list | None = None):
     """The fetch list rows: due, above the minimum score, not generated already, capped
     per host (or domain), then the best of each priority tier within the budget.
     ``pauses`` (host, pause) are the hosts' delays (engine.robots_cache.host_pauses); the
-    rows keep a ``pause`` column for the partitioning."""
+    rows keep a ``pause`` column for the partitioning. A frame cached on the way is
+    added to ``held``, for the caller to release (none is cached without it)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -187,7 +188,7 @@ def select_due(crawldb, conf, now: int, pauses=None):
     )
     budget = conf["generate.topN"]
     # Deferred rows are all in the high tier: within it, by priority (no reason column left).
-    return due if budget < 0 else within_budget(due, budget, conf, best_first[1:])
+    return due if budget < 0 else within_budget(due, budget, conf, best_first[1:], held)
 
 
 def in_scope(rows, conf):
@@ -208,9 +209,12 @@ def _rejected_batches(conf: dict, batches):
         yield batch.filter(keep)
 
 
-def within_budget(due, budget: int, conf, best_first):
-    """The best URLs of each tier, as many as its quota of the budget."""
-    due = due.cache()
+def within_budget(due, budget: int, conf, best_first, held: list | None = None):
+    """The best URLs of each tier, as many as its quota of the budget. ``due`` is read
+    twice (its tiers counted, then its best taken): cached when ``held`` takes it."""
+    if held is not None:
+        due = due.cache()
+        held.append(due)
     counts = {r["tier"]: r["count"] for r in due.groupBy("tier").count().collect()}
     quotas = tier_quotas(budget, [counts.get(t, 0) for t in TIERS], conf["generate.tier.shares"])
     chosen = [
@@ -278,12 +282,13 @@ def spark_plan(spark, conf, data: DataDir, now: int):
     crawldb = without_cancelled(spark, data, read_crawldb(spark, data))
     due_hosts = crawldb.where(F.unix_millis("fetch_time") <= F.lit(now)).select("host")
     pauses = host_pauses(spark, data, conf, due_hosts).cache()
-    due = select_due(crawldb, conf, now, pauses).cache()
+    held = [pauses]
+    due = select_due(crawldb, conf, now, pauses, held).cache()
     per_host = host_paces(spark, data, due, conf)
     due_count = sum(urls for urls, _ in per_host.values())
     shares = round_shares(per_host, conf) if conf["fetcher.round.tail.defer"] else {}
     selected = within_shares(spark, due, shares, per_host)
-    return driver_generate.FetchPlan(selected, per_host, due_count), [due, pauses]
+    return driver_generate.FetchPlan(selected, per_host, due_count), [due, *held]
 
 
 def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dict:

@@ -181,6 +181,8 @@ def test_generate_in_the_driver_lists_what_spark_lists(spark, rounds, tmp_path, 
                 conf = settings(limit, *GENERATE_CASES[case])
                 name = generate(spark, conf, DataDir.at(copy), add_days)
                 lists[way] = fetchlist_rows(DataDir.at(copy), name)
+                # Spark's way releases the frames it cached: a crawl keeps none.
+                assert spark._jsparkSession.sharedState().cacheManager().isEmpty(), way
             assert_same_fetchlists(lists["driver"], lists["spark"], (version, add_days))
             compared += len(lists["driver"])
     assert compared > 0

@@ -61,13 +61,7 @@ def work_table(conf: dict, data: DataDir, segment: Segment):
     listed = arrow_table(segment.table("fetchlist"), FETCHLIST)
     hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
     placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
-    own = {
-        name: listed.column(name).cast(kind)
-        if name in listed.column_names
-        else pa.nulls(listed.num_rows, kind)
-        for name, kind in WORK_COLUMNS
-    }
-    own["partition"] = partitions
+    own = work_columns({name: listed.column(name) for name in listed.column_names}, listed.num_rows)
     rows = []
     for host, status, body in fresh_robots_rows(conf, data, placed):
         cached = {"robots_status": status, "robots_body": body}
@@ -77,9 +71,19 @@ def work_table(conf: dict, data: DataDir, segment: Segment):
     rows += pacing_rows(conf, data, segment, placed)
     schema = pa.schema(WORK_COLUMNS)
     before = fetched_before(data, placed, listed.column("url"))
-    return pa.concat_tables(
-        [pa.table(own, schema=schema), pa.Table.from_pylist(rows, schema=schema), before]
-    )
+    return pa.concat_tables([own, pa.Table.from_pylist(rows, schema=schema), before])
+
+
+def work_columns(given: dict, count: int):
+    """An Arrow table of ``count`` work rows: the ``given`` columns (name -> Arrow
+    column) cast to the work's types, NULL in the others."""
+    import pyarrow as pa
+
+    columns = {
+        name: given[name].cast(kind) if name in given else pa.nulls(count, kind)
+        for name, kind in WORK_COLUMNS
+    }
+    return pa.table(columns, schema=pa.schema(WORK_COLUMNS))
 
 
 def pacing_rows(conf: dict, data: DataDir, segment: Segment, placed: dict) -> list[dict]:
@@ -124,9 +128,7 @@ def fetched_before(data: DataDir, placed: dict, listed):
         "partition": pa.array(list(placed.values()), pa.int32()).take(where),
         "known_url": known.column("url"),
     }
-    count = known.num_rows
-    columns = {name: given.get(name, pa.nulls(count, kind)) for name, kind in WORK_COLUMNS}
-    return pa.table(columns, schema=pa.schema(WORK_COLUMNS))
+    return work_columns(given, known.num_rows)
 
 
 def work_frame(spark, conf: dict, data: DataDir, segment: Segment):

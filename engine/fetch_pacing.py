@@ -14,7 +14,7 @@ back until that moment (``lib.fetching.fetcher.PartitionFetcher``'s ``not_before
 from __future__ import annotations
 
 from engine.delta_files import is_delta_table
-from engine.driver_generate import host_pauses
+from engine.generate_plan import host_pauses
 from engine.layout import DataDir, Segment
 from lib.clock import now_ms
 

@@ -15,7 +15,6 @@ from engine.delta_files import is_delta_table, read_current
 from engine.driver_tables import is_plain
 from engine.layout import DataDir
 from lib.clock import now_ms
-from lib.fetching.robots import RobotsRules
 from lib.vocabulary import ORIGIN_ROBOTS
 
 
@@ -96,31 +95,3 @@ def robots_answers(fetch_table: str):
     for index, host in enumerate(answers.column("host").to_pylist()):
         first.setdefault(host, index)
     return answers.take(sorted(first.values())).cast(stored_schema(ROBOTS))
-
-
-def host_pauses(spark, data: DataDir, conf, hosts):
-    """``(host, pause)``: the seconds between two requests a host will get, the larger of
-    ``fetcher.server.delay`` and its cached robots.txt Crawl-delay (for the hosts in the
-    DataFrame ``hosts``; hosts without a fresh cached robots.txt get the server delay)."""
-    from pyspark.sql import functions as F
-
-    base = float(conf["fetcher.server.delay"])
-    cached = fresh_robots(spark, data, conf, hosts)
-    hosts = hosts.select("host").distinct()
-    if cached is None:
-        return hosts.withColumn("pause", F.lit(base))
-    agent, limit = conf["http.agent.name"], conf["robots.content.limit"]
-
-    def crawl_delays(rows):
-        for row in rows:
-            body = bytes(row["robots_body"] or b"")
-            rules = RobotsRules.from_response(row["robots_status"], body, agent, limit)
-            yield row["host"], rules.crawl_delay()
-
-    # An RDD map, not a SQL Python UDF: the UDF started its own Python worker (and its
-    # imports) every round, where the RDD's workers are already running.
-    delays = spark.createDataFrame(
-        cached.rdd.mapPartitions(crawl_delays), "host STRING, crawl_delay DOUBLE"
-    )
-    pause = F.greatest(F.lit(base), F.coalesce(F.col("crawl_delay"), F.lit(base)))
-    return hosts.join(delays, "host", "left").select("host", pause.alias("pause"))

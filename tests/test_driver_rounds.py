@@ -4,7 +4,8 @@ crawl of the test web that meets every rule of updatedb (copies and near copies,
 canonical, redirects, 404s, a soft-404 host, a sitemap index, spider traps against low
 host and pattern caps, robots.txt) is applied again both ways to its crawldb as it was
 before the round (Delta time travel), and the rows, the figures and the duplicate
-verdicts agree. generate in the driver (engine.driver_generate) lists the
+verdicts agree. generate's one rule (crawldb.selection) run by each executor
+(engine.generate_plan) lists the
 same URLs, with the same priorities, tiers and partitions, on the crawldb of each round,
 with and without a budget, a per-domain cap and a clock days ahead.
 """

@@ -9,10 +9,10 @@ from crawldb.merge import new_row
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
 from crawldb.schema import CRAWLDB, ROBOTS
 from engine.frames import rows_to_df, with_timestamps
+from engine.generate_plan import host_pauses, spark_pauses, spark_selection
 from engine.layout import DataDir
-from engine.robots_cache import host_pauses
 from engine.store import ensure_crawldb, merge_rows
-from jobs.generate import generate, select_due
+from jobs.generate import generate
 from lib.config import load_config
 
 pytestmark = pytest.mark.spark
@@ -35,6 +35,11 @@ def crawldb_rows():
     rows[0]["fetch_time"] = NOW + 1  # not due yet
     rows[1]["score"] = -1.0  # below generate.min.score
     return rows
+
+
+def select_due(crawldb, conf, now):
+    """The rows generate's selection takes by Spark's tasks (steps 1 to 3)."""
+    return spark_selection(crawldb.sparkSession, crawldb, conf.as_dict(), now)
 
 
 @pytest.fixture(scope="module")
@@ -255,12 +260,10 @@ def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
     ]
     table = with_timestamps(spark.createDataFrame(cached, ROBOTS.python_ddl), ROBOTS)
     table.write.format("delta").save(data.robots)
-    hosts = spark.createDataFrame(
-        [(h,) for h in ("slow.test", "tiny.test", "gone.test", "old.test", "new.test")],
-        "host STRING",
-    )
-    pauses = {r["host"]: r["pause"] for r in host_pauses(spark, data, conf, hosts).collect()}
-    assert pauses == {
+    hosts = {"slow.test", "tiny.test", "gone.test", "old.test", "new.test"}
+    settings = conf.as_dict()
+    assert spark_pauses(spark, settings, data) == {"slow.test": 4.0}  # the others: the delay
+    assert host_pauses(settings, data, hosts) == {
         "slow.test": 4.0,
         "tiny.test": 0.5,
         "gone.test": 0.5,

@@ -30,11 +30,10 @@ def test_a_crawl_runs_a_plugin_packages_filter_parser_and_exporter(installed, sp
 def test_a_plugin_filter_keeps_crawldb_urls_out_of_the_fetch_list(installed, spark):
     """At generate (generate.filter) as at inject: a URL already in the crawldb that the
     package's filter now refuses is not generated; its row stays."""
-    from test_generate import NOW, crawldb_rows
+    from test_generate import NOW, crawldb_rows, select_due
 
     from crawldb.schema import CRAWLDB
     from engine.frames import rows_to_df
-    from jobs.generate import select_due
 
     crawldb = rows_to_df(spark, spark.sparkContext.parallelize(crawldb_rows()), CRAWLDB)
     settings = ["urlfilter.plugins=trawl_test_plugin:RefusePath", "testplugin.refuse=h3.test/"]

@@ -1,91 +1,133 @@
-"""Which newly found URLs enter the crawldb, in plain Python: the rules of
-``engine.admission`` (whose docstring tells them) for a round small enough to decide in
-the driver. Links and crawldb rows are dicts; the order of every ranking is Spark's
-(an ascending null first, a descending null last), so both ways refuse the same links.
+"""Which newly found URLs enter the crawldb: the spider-trap defences of updatedb,
+written once over Arrow tables, run in the driver on a small crawldb's whole round and
+by Spark on buckets of whole registered domains (``engine.admission``).
+
+A link to a URL already in the crawldb is always kept (it may lower the URL's depth). A
+new URL is refused, with the reason counted, when:
+
+- ``depth``: it is deeper than ``db.max.depth`` links from a seed;
+- ``duplicate_variant``: its dedup key (``lib.url.normalize.UrlNormalizer.dedup``) is already
+  in the crawldb or taken by a better new URL of this round (a redirect target first,
+  then the shallowest, then the least URL); a redirect target is always kept, since it is
+  what the site serves (so ``/a/`` -> 301 -> ``/a`` cannot loop);
+- ``host_cap``: its host would hold more than ``db.max.urls.per.host`` URLs;
+- ``pattern_cap``: its host would hold more than ``db.max.urls.per.pattern`` URLs of its
+  pattern (``lib.url.traps``: calendars, session-id spaces, endless page counters).
+
+Each defence counts only the links no earlier one refused; under a cap the crawldb's
+URLs of the group count first, then the shallowest, the best scored and the least URL
+are admitted first. A missing depth sorts first, a missing score or redirect flag last.
+The tables given must hold every row of the hosts they name (a dedup key stays within
+its registered domain: ``crawldb.selection.group_key``).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections.abc import Mapping
+from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from crawldb.selection import by_host, depths, floats, ranked
 from lib.url.traps import url_pattern
 
-
-def ascending(value) -> tuple:
-    """A sort key of ``value`` ascending, a null first (Spark's ``ASC NULLS FIRST``)."""
-    return (value is not None, value if value is not None else 0)
+LINK_COLUMNS = ("url", "dedup_key", "host", "depth", "score", "redirect")
 
 
-def descending(value) -> tuple:
-    """A sort key of a number descending, a null last (Spark's ``DESC NULLS LAST``)."""
-    return (value is None, -value if value is not None else 0)
+def admit(links: pa.Table, crawldb: pa.Table, conf: Mapping[str, Any]) -> pa.Table:
+    """``links`` (at least ``LINK_COLUMNS``) with a ``reason`` column: null to keep the
+    link, else why it is refused. ``crawldb``: its rows' url, dedup_key and host."""
+    known = pc.is_in(links.column("url"), value_set=crawldb.column("url").combine_chunks())
+    reasons = np.full(links.num_rows, None, dtype=object)
+    new = ~known.to_numpy(zero_copy_only=False)
+    index = np.flatnonzero(new)
+    fresh = links.take(pa.array(index, pa.int64()))
+    taken = crawldb.column("dedup_key").drop_null().combine_chunks()
+    part = variant_reasons(fresh, taken, conf["db.max.depth"])
+    hosts = counts(crawldb.column("host"))
+    by = fresh.column("host")
+    refuse_beyond(fresh, part, by, hosts, conf["db.max.urls.per.host"], "host_cap")
+    reasons[index] = part
+    pattern_cap(fresh, reasons, index, crawldb, hosts, conf["db.max.urls.per.pattern"])
+    return links.append_column("reason", pa.array(reasons, pa.string()))
 
 
-def admit(links: list[dict], crawldb: list[dict], conf: dict) -> list[dict]:
-    """``links`` (url, dedup_key, host, depth, score, redirect) each with its ``reason``:
-    None to keep it, else why it is refused. ``crawldb``: its rows' url, dedup_key and
-    host."""
-    known_urls = {row["url"] for row in crawldb}
-    known = [{**link, "reason": None} for link in links if link["url"] in known_urls]
-    new = [{**link} for link in links if link["url"] not in known_urls]
-    tag_variants(new, {row["dedup_key"] for row in crawldb} - {None}, conf["db.max.depth"])
-    hosts = Counter(row["host"] for row in crawldb)
-    cap(new, hosts, lambda link: link["host"], conf["db.max.urls.per.host"], "host_cap")
-    # Patterns are counted (a regex a URL) only on the hosts with more URLs, known and
-    # still open, than a pattern may have: on the others no pattern can reach its cap.
-    limit = conf["db.max.urls.per.pattern"]
-    still_open = Counter(link["host"] for link in new if link["reason"] is None)
-    hosts_open = {host for host, count in still_open.items() if 0 <= limit < count + hosts[host]}
-    patterns = Counter(
-        (row["host"], url_pattern(row["url"])) for row in crawldb if row["host"] in hosts_open
-    )
-    by_pattern = lambda link: (link["host"], url_pattern(link["url"]))  # noqa: E731
-    crowded = [link for link in new if link["host"] in hosts_open]
-    cap(crowded, patterns, by_pattern, limit, "pattern_cap")
-    return known + new
+def variant_reasons(new: pa.Table, taken, max_depth: int) -> np.ndarray:
+    """Each new link's reason after the first two defences: ``depth``, else
+    ``duplicate_variant`` (its key ``taken`` by the crawldb or by a better new link)."""
+    reasons = np.full(new.num_rows, None, dtype=object)
+    if not new.num_rows:
+        return reasons
+    redirect = new.column("redirect")
+    # A redirect target first, then a plain link, then one of no flag (Spark's DESC).
+    flag = pc.fill_null(pc.if_else(redirect, 0, 1), 2).cast(pa.int8())
+    order = [("flag", flag, "ascending"), ("depth", pa.array(depths(new)), "ascending")]
+    order.append(("url", new.column("url"), "ascending"))
+    index, rank = ranked(new, new.column("dedup_key"), order)
+    later = np.zeros(new.num_rows, dtype=bool)
+    later[index] = rank > 1
+    in_crawldb = pc.is_in(new.column("dedup_key"), value_set=taken)
+    claimed = later | pc.fill_null(in_crawldb, False).to_numpy(zero_copy_only=False)
+    plain = pc.fill_null(pc.invert(redirect), False).to_numpy(zero_copy_only=False)
+    depth = floats(new.column("depth"))
+    with np.errstate(invalid="ignore"):
+        deep = (max_depth >= 0) & (depth > max_depth)
+    reasons[plain & claimed] = "duplicate_variant"
+    reasons[deep] = "depth"
+    return reasons
 
 
-def variant_order(link: dict) -> tuple:
-    """The best of a dedup key's new links first: a redirect target, the shallowest,
-    the least URL."""
-    return (descending(link["redirect"]), ascending(link["depth"]), link["url"])
-
-
-def tag_variants(new: list[dict], taken: set, max_depth: int) -> None:
-    """Set ``reason`` of each new link: ``depth`` beyond ``max_depth``, else
-    ``duplicate_variant`` when its dedup key is ``taken`` by the crawldb or by a better
-    new link (a redirect target first, then the shallowest, then the least URL)."""
-    ranked = defaultdict(list)
-    for link in new:
-        ranked[link["dedup_key"]].append(link)
-    first = {key: min(group, key=variant_order)["url"] for key, group in ranked.items()}
-    for link in new:
-        deep = max_depth >= 0 and link["depth"] is not None and link["depth"] > max_depth
-        taken_by = link["dedup_key"] in taken or first[link["dedup_key"]] != link["url"]
-        if deep:
-            link["reason"] = "depth"
-        elif link["redirect"] is not None and not link["redirect"] and taken_by:
-            link["reason"] = "duplicate_variant"
-        else:
-            link["reason"] = None
-
-
-def cap(new: list[dict], existing: Counter, group_of, limit: int, reason: str) -> None:
-    """Refuse with ``reason`` the open links beyond ``limit`` URLs per group, counting
-    the crawldb's URLs of the group (``existing``) first; the shallowest, then the best
-    scored, then the least URL, are admitted first."""
-    if limit < 0:
+def pattern_cap(new, reasons, index, crawldb, hosts: dict, limit: int) -> None:
+    """The pattern cap, counted (a regex a URL) only on the hosts with more URLs, known
+    and still open, than a pattern may have: on the others no pattern can reach it."""
+    if limit < 0 or not new.num_rows:
         return
-    groups = defaultdict(list)
-    for link in new:
-        if link["reason"] is None:
-            groups[group_of(link)].append(link)
-    for group, members in groups.items():
-        if len(members) + existing[group] <= limit:
-            continue  # room for all of them
-        members.sort(
-            key=lambda link: (ascending(link["depth"]), descending(link["score"]), link["url"])
-        )
-        for place, link in enumerate(members, start=1):
-            if place + existing[group] > limit:
-                link["reason"] = reason
+    open_ = np.array([reason is None for reason in reasons[index]])
+    still_open = counts(new.filter(pa.array(open_)).column("host"))
+    crowded = {h for h, n in still_open.items() if limit < n + hosts.get(h, 0)}
+    if not crowded:
+        return
+    crowded_set = pa.array(sorted(crowded), pa.string())
+    mine = pc.is_in(new.column("host"), value_set=crowded_set).to_numpy(zero_copy_only=False)
+    rows = new.filter(pa.array(mine))
+    known = crawldb.filter(pc.is_in(crawldb.column("host"), value_set=crowded_set))
+    existing = counts(patterns_of(known))
+    part = reasons[index[mine]]
+    refuse_beyond(rows, part, patterns_of(rows), existing, limit, "pattern_cap")
+    reasons[index[mine]] = part
+
+
+def refuse_beyond(new, reasons, groups, existing: dict, limit: int, reason: str) -> None:
+    """Set ``reason`` on the open links (``reasons`` None) beyond ``limit`` URLs per
+    group (``groups``: a column aligned with ``new``), the crawldb's ``existing`` URLs of
+    the group counted first."""
+    if limit < 0 or not new.num_rows:
+        return
+    open_ = np.array([value is None for value in reasons], dtype=bool)
+    where = np.flatnonzero(open_)
+    if not len(where):
+        return
+    rows = new.take(pa.array(where, pa.int64()))
+    group = pa.chunked_array([groups]).combine_chunks().take(pa.array(where, pa.int64()))
+    score = pc.fill_null(rows.column("score").cast(pa.float64()), -np.inf)
+    order = [("depth", pa.array(depths(rows)), "ascending")]
+    order += [("missing", pc.is_null(rows.column("score")).cast(pa.int8()), "ascending")]
+    order += [("score", score, "descending"), ("url", rows.column("url"), "ascending")]
+    index, rank = ranked(rows, group, order)
+    before = by_host(group, lambda key: existing.get(key, 0), np.int64)[index]
+    beyond = index[rank + before > limit]
+    reasons[where[beyond]] = reason
+
+
+def patterns_of(rows: pa.Table) -> pa.Array:
+    """Each row's (host, URL pattern) group, as one string."""
+    hosts, urls = rows.column("host").to_pylist(), rows.column("url").to_pylist()
+    return pa.array([f"{h}\t{url_pattern(u)}" for h, u in zip(hosts, urls, strict=True)])
+
+
+def counts(column) -> dict:
+    """Value -> how many rows have it (nulls left out)."""
+    values = pc.value_counts(pc.drop_null(column)).to_pylist()
+    return {value["values"]: value["counts"] for value in values}

@@ -1,86 +1,49 @@
-"""Which newly found URLs enter the crawldb: the spider-trap defences of updatedb.
-
-A link to a URL already in the crawldb is always kept (it may lower the URL's depth). A
-new URL is refused, with the reason counted, when:
-
-- ``depth``: it is deeper than ``db.max.depth`` links from a seed;
-- ``duplicate_variant``: its dedup key (``lib.url.normalize.UrlNormalizer.dedup``) is already in
-  the crawldb or taken by another new URL of this round; a redirect target is always
-  kept, since it is what the site serves (so ``/a/`` -> 301 -> ``/a`` cannot loop);
-- ``host_cap``: its host would hold more than ``db.max.urls.per.host`` URLs;
-- ``pattern_cap``: its host would hold more than ``db.max.urls.per.pattern`` URLs of its
-  pattern (``lib.url.traps``: calendars, session-id spaces, endless page counters).
-
-Within a host, shallower and better-scored URLs are admitted first. ``crawldb.admission``
-is the same rules in plain Python, for a round decided in the driver; tests/test_admission.py
-checks that both give every link the same reason.
+"""updatedb's admission (``crawldb.admission``, the one rule) run by Spark on a large
+crawldb: the round's links and the crawldb's (url, dedup_key, host) rows are cut into
+buckets by a hash of their host's registered domain (``crawldb.selection.group_key``),
+so that a bucket holds whole domains (a dedup key, a host and its patterns decide within
+one), and each bucket's two sides are decided by one Python call
+(``cogroup(...).applyInArrow``). The driver runs the same rule on the whole round.
 """
 
 from __future__ import annotations
 
-from lib.url.traps import PATTERN_RULES
+import zlib
+from functools import partial
+
+from crawldb import admission
+from crawldb.selection import by_host, group_key
+
+BUCKET_DDL = "url STRING, dedup_key STRING, host STRING, bucket INT"
 
 
-def pattern_column(column: str = "url"):
-    """The URL pattern of ``lib.url.traps.url_pattern``, as a Spark SQL expression."""
-    from pyspark.sql import functions as F
-
-    expression = F.col(column)
-    for regex, replacement in PATTERN_RULES:
-        expression = F.regexp_replace(expression, regex, replacement.replace("$", "\\$"))
-    return expression
-
-
-def admit(links, crawldb, conf):
-    """``links`` (url, dedup_key, host, depth, score, redirect) with a ``reason`` column:
-    NULL for the rows to keep, else why the link is refused. One plan, no unions: each
-    defence only counts the links no earlier defence refused."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    known = links.join(crawldb.select("url"), "url", "left_semi")
-    new = links.join(crawldb.select("url"), "url", "left_anti")
-    known_keys = crawldb.select(F.col("dedup_key"), F.lit(True).alias("_taken")).distinct()
-    first_of_key = Window.partitionBy("dedup_key").orderBy(F.col("redirect").desc(), "depth", "url")
-    max_depth = conf["db.max.depth"]
-    tagged = (
-        new.join(known_keys, "dedup_key", "left")
-        .withColumn("_rank", F.row_number().over(first_of_key))
-        .withColumn(
-            "reason",
-            F.when(F.lit(max_depth >= 0) & (F.col("depth") > max_depth), "depth").when(
-                ~F.col("redirect") & (F.col("_taken").isNotNull() | (F.col("_rank") > 1)),
-                "duplicate_variant",
-            ),
-        )
-        .drop("_taken", "_rank")
-    )
-    tagged = _cap(tagged, crawldb, ["host"], conf["db.max.urls.per.host"], "host_cap")
-    tagged = _cap(
-        tagged.withColumn("pattern", pattern_column()),
-        crawldb.withColumn("pattern", pattern_column()),
-        ["host", "pattern"],
-        conf["db.max.urls.per.pattern"],
-        "pattern_cap",
-    ).drop("pattern")
-    return known.withColumn("reason", F.lit(None).cast("string")).unionByName(tagged)
+def admit(links, crawldb, conf: dict, links_ddl: str):
+    """``links`` (a DataFrame of ``links_ddl``) with a ``reason`` column: null for the
+    links kept, else why each is refused; ``crawldb``: a DataFrame of its rows."""
+    spark = links.sparkSession
+    buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    keyed = links.mapInArrow(partial(_bucketed, buckets), f"{links_ddl}, bucket INT")
+    rows = crawldb.select("url", "dedup_key", "host")
+    known = rows.mapInArrow(partial(_bucketed, buckets), BUCKET_DDL)
+    decide = partial(_decide_bucket, conf)
+    grouped = keyed.groupBy("bucket").cogroup(known.groupBy("bucket"))
+    return grouped.applyInArrow(decide, f"{links_ddl}, reason STRING")
 
 
-def _cap(tagged, crawldb, keys: list[str], cap: int, reason: str):
-    """Tag with ``reason`` the links not yet refused beyond ``cap`` URLs per ``keys``
-    group, counting the crawldb's URLs of the group first."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+def bucket_of(host: str | None, buckets: int) -> int:
+    """The bucket of a host: a stable hash of its registered domain."""
+    if host is None:
+        return 0
+    return zlib.crc32(group_key(host).encode()) % buckets
 
-    if cap < 0:
-        return tagged
-    existing = crawldb.groupBy(*keys).agg(F.count("*").alias("_existing"))
-    open_ = F.col("reason").isNull()
-    # Refused links form their own window group, so they take no place under the cap.
-    order = Window.partitionBy(*keys, open_).orderBy("depth", F.col("score").desc(), "url")
-    beyond = F.row_number().over(order) + F.coalesce("_existing", F.lit(0)) > cap
-    return (
-        tagged.join(existing, keys, "left")
-        .withColumn("reason", F.when(open_ & beyond, reason).otherwise(F.col("reason")))
-        .drop("_existing")
-    )
+
+def _bucketed(buckets: int, batches):
+    import pyarrow as pa
+
+    for batch in batches:
+        bucket = by_host(batch.column("host"), lambda host: bucket_of(host, buckets), "int32")
+        yield batch.append_column("bucket", pa.array(bucket, pa.int32()))
+
+
+def _decide_bucket(conf: dict, links, known):
+    return admission.admit(links.drop_columns(["bucket"]), known, conf)

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pyarrow as pa
+
 from crawldb import admission
 from crawldb.links import entry_dates, page_links
 from lib import vocabulary as st
 from lib.url.normalize import UrlNormalizer, host_of
 from lib.vocabulary import ORIGIN_PROBE
+
+# The links as admission takes them (jobs.updatedb.LINKS_DDL's columns).
+LINK_SCHEMA = pa.schema(
+    [
+        *(("url", pa.string()), ("dedup_key", pa.string()), ("host", pa.string())),
+        *(("depth", pa.int32()), ("score", pa.float64()), ("redirect", pa.bool_())),
+        *(("lastmod", pa.int64()), ("changefreq", pa.int32())),
+    ]
+)
 
 
 class FoundLinks:
@@ -109,16 +120,15 @@ def redirects_and_sitemaps(conf: dict, found: FoundLinks, pages: list[dict], ent
 
 
 def admitted(conf: dict, links: list[dict], known) -> tuple[list[dict], dict[str, int]]:
-    """The links kept by admission (``known``: the crawldb's url, dedup_key and host
-    columns as dicts) and the refused counts by reason."""
-    kept, refused = [], defaultdict(int)
-    for link in admission.admit(links, known, conf):
-        reason = link.pop("reason")
-        if reason is None:
-            kept.append(link)
-        else:
-            refused[reason] += 1
-    return kept, dict(refused)
+    """The links kept by admission (``crawldb.admission``; ``known``: an Arrow table of
+    the crawldb's url, dedup_key and host) and the refused counts by reason."""
+    import pyarrow.compute as pc
+
+    table = pa.Table.from_pylist(links, schema=LINK_SCHEMA)
+    decided = admission.admit(table, known, conf)
+    reasons = decided.column("reason")
+    kept = decided.filter(pc.is_null(reasons)).drop_columns(["reason"]).to_pylist()
+    return kept, admission.counts(reasons)
 
 
 def duplicate_urls(crawldb) -> set:

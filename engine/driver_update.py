@@ -75,7 +75,7 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
     found = FoundLinks()
     outlinks_of(conf, found, fetched["parsed"], pages, duplicate_urls(crawldb))
     redirects_and_sitemaps(conf, found, pages, segment_sitemaps(segment))
-    known = crawldb.select(["url", "dedup_key", "host"]).to_pylist()
+    known = crawldb.select(["url", "dedup_key", "host"])
     keyed = found.keyed(conf, set(crawldb.column("url").to_pylist()))
     links, refused = admitted(conf, keyed, known)
     changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)

@@ -184,7 +184,7 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     # Cached: the links come out of Python and the admission reads them twice (known,
     # new); its verdicts are read twice too (the links kept, the refused counts).
     found = links_frame(spark, conf, fetch, sources, listed).cache()
-    decided = admit(found, old, conf).cache()
+    decided = admit(found, old, conf, LINKS_DDL).cache()
     links = decided.where(F.col("reason").isNull()).drop("reason")
     refused = decided.where(F.col("reason").isNotNull())
     touched = (

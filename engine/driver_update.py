@@ -14,10 +14,9 @@ tests/test_driver_rounds.py checks that both ways leave the same crawldb.
 
 from __future__ import annotations
 
-from crawldb import duplicates
+from crawldb import duplicates, soft404
 from crawldb.merge import touched_row
-from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS, SOFT404
-from engine import write_behind
+from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
 from engine.delta_files import delta_columns, table_rows
 from engine.driver_links import (
     FoundLinks,
@@ -31,6 +30,7 @@ from engine.driver_tables import is_plain, python_rows, rows_by_url
 from engine.duplicates import PAGE_COLUMNS
 from engine.freshness import PAGE_STATUSES, freshness_of
 from engine.layout import DataDir, Segment
+from engine.probe_cache import soft_404_templates
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
@@ -79,7 +79,7 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
     keyed = found.keyed(conf, set(crawldb.column("url").to_pylist()))
     links, refused = admitted(conf, keyed, known)
     changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)
-    mark_soft_404(changed, templates(conf, data, segment, pages, fetched), segment.name, conf)
+    mark_soft_404(changed, soft_404_templates(spark, conf, data, segment), segment.name, conf)
     deduped = None
     if dedup:
         watch = Stopwatch()
@@ -136,51 +136,26 @@ def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links: list[di
     return changed
 
 
-def templates(conf: dict, data: DataDir, segment: Segment, pages, fetched) -> dict:
-    """Host -> (content hash, SimHash) of its 200 answer to a path that cannot exist:
-    the segment's own probe where it made one, else the cache's (``engine.probe_cache``'s
-    rules); empty when probing is off."""
-    if not conf["fetcher.soft404.probe"]:
-        return {}
-    write_behind.wait("soft404")  # the last round's answers
-    cached = []
-    if is_plain(data.soft404):
-        cached = [row for row in python_rows(data.soft404, SOFT404) if row["http_status"] == 200]
-    answers = {}
-    for page in pages:
-        if page["origin"] == ORIGIN_PROBE and page["http_status"] is not None:
-            prints = fetched["prints"].get(page["url"], {})
-            answers.setdefault(page["host"], {**page, **prints, "http_status": page["http_status"]})
-    for row in cached:
-        answers.setdefault(row["host"], row)
-    return {
-        host: (row.get("content_hash"), row.get("simhash"))
-        for host, row in answers.items()
-        if row["http_status"] == 200
+def mark_soft_404(changed: list[dict], templates: dict, segment: str, conf: dict) -> None:
+    """Make gone the changed rows that look like their host's soft-404 page
+    (``crawldb.soft404.soft_404_hits``; ``templates``: ``soft_404_templates``')."""
+    import pyarrow as pa
+
+    if not templates or not changed:
+        return
+    columns = {
+        "host": pa.string(),
+        "status": pa.string(),
+        "segment": pa.string(),
+        "content_hash": pa.string(),
+        "simhash": pa.int64(),
     }
-
-
-def mark_soft_404(changed: list[dict], by_host: dict, segment: str, conf: dict) -> None:
-    """Make gone the pages fetched in ``segment`` that look like their host's soft-404
-    page (``by_host``: ``templates``'), as ``jobs.updatedb.mark_soft_404`` does."""
-    distance = conf["dedup.simhash.distance"]
-    for row in changed:
-        template = by_host.get(row["host"])
-        if row["status"] != st.FETCHED or row["segment"] != segment or not template:
-            continue
-        probe_hash, probe = template
-        if probe_hash is None:
-            continue
-        looks_missing = row["content_hash"] == probe_hash
-        if distance >= 0 and None not in (probe, row["simhash"]):
-            looks_missing = looks_missing or bit_distance(row["simhash"], probe) <= distance
-        if looks_missing:
-            row.update(status=st.GONE, reason="soft_404")
-
-
-def bit_distance(a: int, b: int) -> int:
-    """Bits in which two signed 64-bit SimHashes differ."""
-    return ((a ^ b) & 0xFFFFFFFFFFFFFFFF).bit_count()
+    rows = pa.table(
+        {name: pa.array([row[name] for row in changed], kind) for name, kind in columns.items()}
+    )
+    hits = soft404.soft_404_hits(rows, templates, segment, conf["dedup.simhash.distance"])
+    for index in hits.nonzero()[0]:
+        changed[index].update(status=st.GONE, reason="soft_404")
 
 
 def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]):

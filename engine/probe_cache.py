@@ -10,11 +10,12 @@ template from the segment when the segment probed it, else from this cache.
 
 from __future__ import annotations
 
+from crawldb import soft404
 from crawldb.schema import SOFT404
 from engine import write_behind
-from engine.delta_commits import upsert_by_host, upsert_hosts
+from engine.delta_commits import upsert_hosts
 from engine.delta_files import is_delta_table, read_current
-from engine.driver_tables import is_plain
+from engine.driver_tables import arrow_table, is_plain
 from engine.layout import DataDir, Segment
 from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_PROBE
@@ -36,96 +37,51 @@ def fresh_probes(spark, data: DataDir, conf):
     return table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
 
 
-def segment_probes(spark, segment: Segment):
-    """The segment's answered probes, one row per host, with parse's fingerprints of the
-    answer (NULL when parse kept none), as the cache stores them."""
-    from pyspark.sql import functions as F
+def segment_answers(spark, segment: Segment):
+    """The segment's answered probes, one a host, with parse's fingerprints of the
+    answer (``crawldb.soft404.probe_answers``), as an Arrow table: its tables read
+    through delta-rs, or by Spark (the probe rows and their fingerprints only) when
+    delta-rs cannot read them plain."""
+    from deltalake import DeltaTable
 
-    probes = (
-        read_current(spark, segment.table("fetch"))
-        .where((F.col("origin") == ORIGIN_PROBE) & F.col("http_status").isNotNull())
-        .select("url", "host", F.col("fetched_at").alias("probed_at"), "http_status")
-    )
-    parsed = read_current(spark, segment.table("parse"))
-    fingerprints = parsed.select("url", "content_hash", "simhash")
-    return probes.join(fingerprints, "url", "left").dropDuplicates(["host"]).select(*SOFT404.names)
+    fetch, parse = segment.table("fetch"), segment.table("parse")
+    columns = ["url", "host", "fetched_at", "http_status", "origin"]
+    if is_plain(fetch) and is_plain(parse):
+        fetched = DeltaTable(fetch).to_pyarrow_table(columns=columns)
+        prints = DeltaTable(parse).to_pyarrow_table(columns=["url", "content_hash", "simhash"])
+        return soft404.probe_answers(fetched, prints)
+    probes = read_current(spark, fetch).where(f"origin = '{ORIGIN_PROBE}'").select(*columns)
+    prints = read_current(spark, parse).select("url", "content_hash", "simhash")
+    prints = prints.join(probes.select("url"), "url", "left_semi")
+    return soft404.probe_answers(probes.toArrow(), prints.toArrow())
 
 
-def soft_404_templates(spark, conf, data: DataDir, segment: Segment):
-    """Per host, the fingerprints of its 200 answer to a path that cannot exist
-    (``_probe_hash``, ``_probe``): the segment's own probe where it made one, else the
-    cached answer. None when no host has such a template, or probing is off (then the
-    cache's older answers are not used either)."""
-    from pyspark.sql import functions as F
-
+def soft_404_templates(spark, conf, data: DataDir, segment: Segment) -> dict:
+    """Host -> (content hash, SimHash) of its 200 answer to a path that cannot exist
+    (``crawldb.soft404.templates``): the segment's own probe where it made one, else the
+    cached answer. Empty when probing is off (the cache's older answers are not used
+    either), or no host has such a template."""
     if not conf["fetcher.soft404.probe"]:
-        return None
+        return {}
+    write_behind.wait("soft404")  # the last round's answers
+    cached = None
+    if is_plain(data.soft404):
+        cached = arrow_table(data.soft404, SOFT404)
+    elif is_delta_table(data.soft404):
+        cached = read_current(spark, data.soft404).where("http_status = 200").toArrow()
     # Segments fetched before the count was kept have no figure: look for templates.
     in_segment = segment.summary("fetched").get("soft404_templates") != 0
-    cached = cached_templates(spark, data)
-    if not in_segment and cached is None:
-        return None
-    answers = segment_probes(spark, segment)
-    if cached is not None:
-        answers = answers.unionByName(cached.join(answers.select("host"), "host", "left_anti"))
-    return answers.where(F.col("http_status") == 200).select(
-        "host", F.col("content_hash").alias("_probe_hash"), F.col("simhash").alias("_probe")
-    )
-
-
-def cached_templates(spark, data: DataDir):
-    """The cache's rows of hosts that answered the probe with 200, or None if none did."""
-    from pyspark.sql import functions as F
-
-    write_behind.wait("soft404")  # the last round's answers
-    if not is_delta_table(data.soft404):
-        return None
-    table = read_current(spark, data.soft404).select(*SOFT404.names)
-    templates = table.where(F.col("http_status") == 200)
-    return templates if templates.limit(1).count() else None
+    answers = segment_answers(spark, segment) if in_segment else None
+    return soft404.templates(answers, cached)
 
 
 def store_probes(spark, data: DataDir, segment: Segment) -> None:
-    """Merge the segment's probe answers into the cache (newer answers replace older):
-    read and merged in the driver through delta-rs when its tables read plain."""
-    message = f"trawl updatedb soft-404 cache segment={segment.name}"
-    newer = "s.probed_at >= t.probed_at"
-    if is_plain(segment.table("fetch")) and is_plain(segment.table("parse")):
-        answers = probe_answers(segment)
-        if answers.num_rows:
-            upsert_hosts(data.soft404, answers, message, newer)
-        return
-    answers = segment_probes(spark, segment)
-    upsert_by_host(spark, data.soft404, answers, SOFT404, message, newer)
-
-
-def probe_answers(segment: Segment):
-    """``segment_probes``' rows read through delta-rs, as an Arrow table of the cache's
-    stored columns."""
-    import pyarrow as pa
-    from deltalake import DeltaTable
-
+    """Merge the segment's probe answers into the cache (newer answers replace older),
+    through delta-rs."""
     from engine.task_files import stored_schema
 
-    columns = ["url", "host", "fetched_at", "http_status", "origin"]
-    fetched = DeltaTable(segment.table("fetch")).to_pyarrow_table(columns=columns).to_pylist()
-    probes = {}
-    for row in fetched:
-        if row["origin"] == ORIGIN_PROBE and row["http_status"] is not None:
-            probes.setdefault(row["host"], row)
-    parse = DeltaTable(segment.table("parse"))
-    prints = {
-        row["url"]: row
-        for row in parse.to_pyarrow_table(columns=["url", "content_hash", "simhash"]).to_pylist()
-    }
-    rows = [
-        {
-            "host": host,
-            "url": row["url"],
-            "probed_at": row["fetched_at"],
-            "http_status": row["http_status"],
-            **{key: prints.get(row["url"], {}).get(key) for key in ("content_hash", "simhash")},
-        }
-        for host, row in probes.items()
-    ]
-    return pa.Table.from_pylist(rows, schema=stored_schema(SOFT404))
+    message = f"trawl updatedb soft-404 cache segment={segment.name}"
+    answers = segment_answers(spark, segment)
+    if answers.num_rows:
+        answers = answers.cast(stored_schema(SOFT404))
+        upsert_hosts(data.soft404, answers, message, "s.probed_at >= t.probed_at")

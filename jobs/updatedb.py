@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from functools import partial
 
+from crawldb import soft404
 from crawldb.links import entry_dates, page_links
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
@@ -202,28 +203,6 @@ def segment_sitemaps(spark, segment: Segment):
     return with_millis(read_current(spark, segment.table("sitemaps")), SITEMAPS)
 
 
-def mark_soft_404(changed, templates, segment: str, distance: int):
-    """Pages fetched in ``segment`` that look like their host's soft-404 page become gone."""
-    from pyspark.sql import functions as F
-
-    looks_missing = F.col("content_hash") == F.col("_probe_hash")
-    if distance >= 0:
-        near = F.bit_count(F.col("simhash").bitwiseXOR(F.col("_probe"))) <= distance
-        looks_missing = looks_missing | (F.col("_probe").isNotNull() & near)
-    hit = (
-        (F.col("status") == st.FETCHED)
-        & (F.col("segment") == segment)
-        & F.col("_probe_hash").isNotNull()
-        & F.coalesce(looks_missing, F.lit(False))
-    )
-    return (
-        changed.join(templates, "host", "left")
-        .withColumn("reason", F.when(hit, "soft_404").otherwise(F.col("reason")))
-        .withColumn("status", F.when(hit, st.GONE).otherwise(F.col("status")))
-        .drop("_probe_hash", "_probe")
-    )
-
-
 def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment):
     """The crawldb rows the segment changes (``touched``: ``touched_rows``'), the pages
     that look like their host's soft-404 page made gone, computed and checkpointed."""
@@ -233,9 +212,10 @@ def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment
     merge = partial(_merge_batches, settings, segment.name, now_ms(), arrow_schema)
     changed = with_timestamps(touched.mapInArrow(merge, spark_schema), CRAWLDB)
     templates = soft_404_templates(spark, settings, data, segment)
-    if templates is not None:
+    if templates:
         distance = settings["dedup.simhash.distance"]
-        changed = mark_soft_404(changed, templates, segment.name, distance)
+        mark = partial(_soft_404_batches, templates, segment.name, distance)
+        changed = changed.mapInArrow(mark, changed.schema)
     # Computed once (it is read for the figures, for the files it touches and for their
     # rewrite), kept on the executors' disks (not their heaps: the blocks stay until the
     # JVM collects the frame) and cut from its plan, which reads the crawldb: a Spark
@@ -359,6 +339,17 @@ def _merge_batches(conf: dict, segment: str, stamp: int, schema, batches):
         ]
         if rows:
             yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+
+def _soft_404_batches(templates: dict, segment: str, distance: int, batches):
+    """Changed crawldb rows in; those that look like their host's soft-404 page made
+    gone (``crawldb.soft404.marked``) out."""
+    import pyarrow as pa
+
+    for batch in batches:
+        yield from soft404.marked(
+            pa.Table.from_batches([batch]), templates, segment, distance
+        ).to_batches()
 
 
 def check(conf, args) -> None:

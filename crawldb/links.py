@@ -32,3 +32,125 @@ def entry_dates(page: dict) -> dict[str, int]:
     pairs = zip(page["targets"] or (), page["link_metadata"] or (), strict=False)
     dated = {url: entry_updated_ms(dict(known or ())) for url, known in pairs}
     return {url: ms for url, ms in dated.items() if ms is not None}
+
+
+# What a round's links to one URL fold to (each ignoring nulls): the least depth, the
+# summed score, whether a redirect led to it, a sitemap's newest lastmod and shortest
+# changefreq.
+FOLDS = (
+    ("depth", "min"),
+    ("score", "sum"),
+    ("redirect", "max"),
+    ("lastmod", "max"),
+    ("changefreq", "min"),
+)
+
+
+def fold(links):
+    """The links (an Arrow table: url, depth, score, redirect, lastmod, changefreq), one
+    row per target URL, folded by ``FOLDS``; folding parts and then their folds gives
+    the fold of the whole."""
+    import pyarrow.compute as pc
+
+    links = links.filter(pc.is_valid(links.column("url")))
+    folded = links.group_by("url", use_threads=False).aggregate(list(FOLDS))
+    names = {f"{name}_{how}": name for name, how in FOLDS}
+    folded = folded.rename_columns([names.get(name, name) for name in folded.column_names])
+    return folded.select(["url", *(name for name, _ in FOLDS)]).cast(links.schema)
+
+
+def keyed(links, normalizer, known=None):
+    """The folded links with their ``dedup_key`` and ``host`` after ``url``; null for
+    the URLs in ``known`` (an Arrow array of the crawldb's: their row has its own)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    urls = links.column("url").to_pylist()
+    fresh = [True] * len(urls)
+    if known is not None:
+        fresh = pc.invert(pc.is_in(links.column("url"), value_set=known)).to_pylist()
+    keys = [normalizer.dedup(url) if new else None for url, new in zip(urls, fresh, strict=True)]
+    hosts = [host_of(url) if new else None for url, new in zip(urls, fresh, strict=True)]
+    links = links.add_column(1, "dedup_key", pa.array(keys, pa.string()))
+    return links.add_column(2, "host", pa.array(hosts, pa.string()))
+
+
+def link_schema():
+    """The Arrow schema of a round's links before they are folded."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("url", pa.string()),
+            ("depth", pa.int32()),
+            ("score", pa.float64()),
+            ("redirect", pa.bool_()),
+            ("lastmod", pa.int64()),
+            ("changefreq", pa.int32()),
+        ]
+    )
+
+
+def outlinks(conf: dict, pages: list[dict]):
+    """The links of parsed pages (url, targets, link_metadata, canonical, host, depth,
+    score), one row per kept outlink (``page_links``), a depth below the page's; a feed
+    entry's date is the link's ``lastmod``, as a sitemap's is."""
+    import pyarrow as pa
+
+    urls, depths, scores, lastmods = [], [], [], []
+    for page in pages:
+        targets, shares = page_links(conf, page)
+        dated = entry_dates(page)
+        urls += targets
+        scores += shares
+        depths += [page["depth"] + 1] * len(targets)
+        lastmods += [dated.get(url) for url in targets]
+    count = len(urls)
+    columns = [
+        pa.array(urls, pa.string()),
+        pa.array(depths, pa.int32()),
+        pa.array(scores, pa.float64()),
+        pa.array([False] * count, pa.bool_()),
+        pa.array(lastmods, pa.int64()),
+        pa.nulls(count, pa.int32()),
+    ]
+    return pa.Table.from_arrays(columns, schema=link_schema())
+
+
+def redirect_links(fetched):
+    """The links of a fetch table's redirects (url, redirect_to, depth, score): to each
+    target, at the redirect's depth and score (0 when it has none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    hops = fetched.filter(pc.is_valid(fetched.column("redirect_to")))
+    count = hops.num_rows
+    columns = [
+        hops.column("redirect_to"),
+        hops.column("depth"),
+        pc.fill_null(hops.column("score"), 0.0),
+        pa.array([True] * count, pa.bool_()),
+        pa.nulls(count, pa.int64()),
+        pa.nulls(count, pa.int32()),
+    ]
+    return pa.Table.from_arrays(columns, schema=link_schema())
+
+
+def sitemap_links(entries, conf: dict):
+    """The links of sitemap entries (url, lastmod in epoch ms, changefreq, priority): a
+    link from the host's home page (depth 1), scored like a seed times its priority (0.5
+    when the sitemap gives none, the protocol's default)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = entries.num_rows
+    priority = pc.fill_null(entries.column("priority").cast(pa.float64()), 0.5)
+    columns = [
+        entries.column("url"),
+        pa.array([1] * count, pa.int32()),
+        pc.multiply(priority, float(conf["db.score.injected"])),
+        pa.array([False] * count, pa.bool_()),
+        entries.column("lastmod"),
+        entries.column("changefreq"),
+    ]
+    return pa.Table.from_arrays(columns, schema=link_schema())

@@ -18,13 +18,7 @@ from crawldb import duplicates, soft404
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
 from engine.delta_files import delta_columns, table_rows
-from engine.driver_links import (
-    FoundLinks,
-    admitted,
-    duplicate_urls,
-    outlinks_of,
-    redirects_and_sitemaps,
-)
+from engine.driver_links import admitted, found_links
 from engine.driver_rewrite import CrawldbFiles
 from engine.driver_tables import is_plain, python_rows, rows_by_url
 from engine.duplicates import PAGE_COLUMNS
@@ -72,12 +66,8 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
     files = CrawldbFiles(data)
     crawldb = files.rows
     pages, fetched = segment_pages(segment)
-    found = FoundLinks()
-    outlinks_of(conf, found, fetched["parsed"], pages, duplicate_urls(crawldb))
-    redirects_and_sitemaps(conf, found, pages, segment_sitemaps(segment))
-    known = crawldb.select(["url", "dedup_key", "host"])
-    keyed = found.keyed(conf, set(crawldb.column("url").to_pylist()))
-    links, refused = admitted(conf, keyed, known)
+    found = found_links(conf, crawldb, fetched["parsed"], pages, segment_sitemaps(segment))
+    links, refused = admitted(conf, found, crawldb.select(["url", "dedup_key", "host"]))
     changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)
     mark_soft_404(changed, soft_404_templates(spark, conf, data, segment), segment.name, conf)
     deduped = None

@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 from functools import partial
 
-from crawldb import soft404
-from crawldb.links import entry_dates, page_links
+from crawldb import links, soft404
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from engine import arrow, write_behind
@@ -40,7 +39,7 @@ from engine.round_dedup import mark_round, round_duplicates
 from engine.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
-from lib.url.normalize import UrlNormalizer, host_of
+from lib.url.normalize import UrlNormalizer
 from lib.vocabulary import ORIGIN_PROBE
 
 LINKS_DDL = (
@@ -66,90 +65,55 @@ OUTLINKS_DDL = (
 )
 
 
-def _outlink_batches(conf: dict, schema, batches):
-    """Pages (url, targets, link_metadata, canonical, host, depth, score) in, one row per
-    outlink out (``schema``: ``OUTLINKS_DDL`` in Arrow); a feed entry's date is the
-    link's ``lastmod``, as a sitemap's is."""
+def _outlink_batches(conf: dict, batches):
+    """Pages (url, targets, link_metadata, canonical, host, depth, score) in; their
+    links (``crawldb.links.outlinks``) out, folded within the batch (``OUTLINKS_DDL``)."""
+    for batch in batches:
+        yield from links.fold(links.outlinks(conf, batch.to_pylist())).to_batches()
+
+
+def _redirect_batches(batches):
     import pyarrow as pa
 
     for batch in batches:
-        urls, depths, scores, lastmods = [], [], [], []
-        for page in batch.to_pylist():
-            targets, shares = page_links(conf, page)
-            dated = entry_dates(page)
-            urls += targets
-            scores += shares
-            depths += [page["depth"] + 1] * len(targets)
-            lastmods += [dated.get(url) for url in targets]
-        count = len(urls)
-        columns = [
-            pa.array(urls, pa.string()),
-            pa.array(depths, pa.int32()),
-            pa.array(scores, pa.float64()),
-            pa.array([False] * count, pa.bool_()),
-            pa.array(lastmods, pa.int64()),
-            pa.nulls(count, pa.int32()),
-        ]
-        yield pa.RecordBatch.from_arrays(columns, schema=schema)
+        yield from links.redirect_links(pa.Table.from_batches([batch])).to_batches()
 
 
-def _keyed_link_batches(conf: dict, schema, batches):
-    """Links (``OUTLINKS_DDL``, one row per URL) in; with their dedup key and host out
-    (``schema``: ``LINKS_DDL`` in Arrow)."""
+def _sitemap_batches(conf: dict, batches):
     import pyarrow as pa
 
-    normalizer = UrlNormalizer(conf)  # once per task
     for batch in batches:
-        urls = batch.column("url").to_pylist()
-        keys = pa.array([normalizer.dedup(url) for url in urls], pa.string())
-        hosts = pa.array([host_of(url) for url in urls], pa.string())
-        rest = [batch.column(name) for name in schema.names[3:]]
-        yield pa.RecordBatch.from_arrays([batch.column("url"), keys, hosts, *rest], schema=schema)
+        yield from links.sitemap_links(pa.Table.from_batches([batch]), conf).to_batches()
+
+
+def _folded_batches(conf: dict, batches):
+    """A partition of links by URL in; one row per URL out, with its dedup key and
+    host (``LINKS_DDL``)."""
+    import pyarrow as pa
+
+    found = list(batches)
+    if found:
+        folded = links.fold(pa.Table.from_batches(found))
+        yield from links.keyed(folded, UrlNormalizer(conf)).to_batches()
 
 
 def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
-    """Per target URL: least depth, summed score, whether a redirect led to it, and what
-    the segment's sitemaps say of it (the newest lastmod, the shortest changefreq).
-
-    The outlinks cross to Python and back as Arrow batches (page_links needs Python:
-    host parsing, the site rules); the redirects and sitemap entries need none."""
+    """Per target URL, the round's links folded (``crawldb.links.fold``), with its dedup
+    key and host: the pages' outlinks, the redirects' targets, the sitemaps' entries,
+    made by ``crawldb.links``' functions in Python tasks, shuffled by URL and folded."""
     from pyspark.sql import functions as F
 
     targets = F.col("outlinks.url").alias("targets")
     pages = parsed.select("url", targets, link_metadata(parsed), "canonical").join(
         fetched.select("url", "host", "depth", "score"), "url"
     )
-    outlinks_schema = arrow.ddl_schemas(OUTLINKS_DDL)[1]
-    links = pages.mapInArrow(partial(_outlink_batches, conf, outlinks_schema), OUTLINKS_DDL)
-    redirects = fetched.where(F.col("redirect_to").isNotNull()).select(
-        F.col("redirect_to").alias("url"),
-        "depth",
-        F.coalesce("score", F.lit(0.0)).alias("score"),
-        F.lit(True).alias("redirect"),
-    )
-    links = links.unionByName(redirects, allowMissingColumns=True)
+    found = pages.mapInArrow(partial(_outlink_batches, conf), OUTLINKS_DDL)
+    hops = fetched.select("url", "redirect_to", "depth", "score")
+    found = found.unionByName(hops.mapInArrow(_redirect_batches, OUTLINKS_DDL))
     if sitemaps is not None:
-        # A sitemap entry is a link from the host's home page (depth 1), scored like a
-        # seed times its priority (0.5 when the sitemap gives none, the protocol's default).
-        priority = F.coalesce("priority", F.lit(0.5))
-        entries = sitemaps.select(
-            "url",
-            F.lit(1).alias("depth"),
-            (F.lit(float(conf["db.score.injected"])) * priority).alias("score"),
-            F.lit(False).alias("redirect"),
-            "lastmod",
-            "changefreq",
-        )
-        links = links.unionByName(entries)
-    merged = links.groupBy("url").agg(
-        F.min("depth").alias("depth"),
-        F.sum("score").alias("score"),
-        F.max("redirect").alias("redirect"),
-        F.max("lastmod").alias("lastmod"),
-        F.min("changefreq").alias("changefreq"),
-    )
-    links_schema = arrow.ddl_schemas(LINKS_DDL)[1]
-    return merged.mapInArrow(partial(_keyed_link_batches, conf, links_schema), LINKS_DDL)
+        entries = sitemaps.select("url", "lastmod", "changefreq", "priority")
+        found = found.unionByName(entries.mapInArrow(partial(_sitemap_batches, conf), OUTLINKS_DDL))
+    return found.repartition("url").mapInArrow(partial(_folded_batches, conf), LINKS_DDL)
 
 
 def link_metadata(parsed):
@@ -186,11 +150,11 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     # new); its verdicts are read twice too (the links kept, the refused counts).
     found = links_frame(spark, conf, fetch, sources, listed).cache()
     decided = admit(found, old, conf, LINKS_DDL).cache()
-    links = decided.where(F.col("reason").isNull()).drop("reason")
+    kept = decided.where(F.col("reason").isNull()).drop("reason")
     refused = decided.where(F.col("reason").isNotNull())
     touched = (
         fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
-        .join(links.select("url", F.struct(*links.columns).alias("links")), "url", "full_outer")
+        .join(kept.select("url", F.struct(*kept.columns).alias("links")), "url", "full_outer")
         .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
     )
     return touched, refused, [found, decided]

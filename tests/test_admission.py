@@ -13,7 +13,6 @@ import pytest
 from crawldb import admission
 from crawldb.merge import new_row
 from crawldb.schema import CRAWLDB
-from engine.driver_links import LINK_SCHEMA
 from engine.frames import python_df
 from jobs.updatedb import LINKS_DDL
 from lib.config import load_config
@@ -36,7 +35,11 @@ def link_rows(items):
 
 def decide(rows, found, conf) -> dict:
     """url -> reason (None: kept) by the rule, checked against the oracle's."""
-    links = pa.Table.from_pylist(found, schema=LINK_SCHEMA)
+    schema = pa.schema(
+        [("url", pa.string()), ("dedup_key", pa.string()), ("host", pa.string())]
+        + [("depth", pa.int32()), ("score", pa.float64()), ("redirect", pa.bool_())]
+    )
+    links = pa.Table.from_pylist(found, schema=schema)
     known = pa.Table.from_pylist(
         [{name: row[name] for name in ("url", "dedup_key", "host")} for row in rows]
     )

@@ -5,9 +5,7 @@ at once); a PDF cut at the size limit is not parsed."""
 import calendar
 import time
 
-import pyarrow as pa
-
-from jobs.updatedb import _outlink_batches
+from crawldb.links import fold, outlinks
 from lib.config import load_config
 from lib.content.feeds import ENTRY_UPDATED, FeedParser, entry_updated_ms
 from lib.content.parse import parse_pages
@@ -19,17 +17,6 @@ ATOM = b"""<?xml version="1.0" encoding="utf-8"?>
 <entry><title>Dated</title><link href="/a/1"/><updated>2026-11-30T08:15:00+01:00</updated></entry>
 <entry><title>Undated</title><link href="/a/2"/></entry>
 </feed>"""
-# jobs.updatedb.OUTLINKS_DDL in Arrow (engine.arrow.ddl_schemas would need a Spark session)
-OUTLINKS_ARROW = pa.schema(
-    [
-        ("url", pa.string()),
-        ("depth", pa.int32()),
-        ("score", pa.float64()),
-        ("redirect", pa.bool_()),
-        ("lastmod", pa.int64()),
-        ("changefreq", pa.int32()),
-    ]
-)
 
 
 def test_rss_entries_are_outlinks_with_their_dates():
@@ -63,8 +50,7 @@ def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
         "depth": 0,
         "score": 1.0,
     }
-    batch = pa.RecordBatch.from_pylist([page])
-    [links] = list(_outlink_batches(conf, OUTLINKS_ARROW, [batch]))
+    links = fold(outlinks(conf, [page]))
     assert links.column("url").to_pylist() == [f"{BASE}/a/1", f"{BASE}/a/2"]
     assert links.column("lastmod").to_pylist() == [
         entry_updated_ms(result.outlinks[0].metadata),

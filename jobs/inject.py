@@ -7,17 +7,14 @@ their line number and skipped; a URL already in the crawldb keeps its history.
 from __future__ import annotations
 
 import sys
-from functools import partial
 
-from engine import driver_inject
+from crawldb.injection import is_error, is_seed
+from engine import seeds
 from engine.cli import job_main, job_parser
 from engine.layout import DataDir, require_file
 from engine.metrics import record
 from engine.progress import progress
-from engine.seeds import merge_seeds
 from lib.clock import Stopwatch
-from lib.url.filter import UrlFilter
-from lib.url.seeds import Seed, SeedError, parse_seed_line
 
 ERRORS_SHOWN = 20
 
@@ -37,12 +34,11 @@ def run(spark, conf, args) -> int:
 
 def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     """Parse, normalize and merge seeds into the crawldb of ``data``: in the driver for a
-    small seed file and crawldb (``engine.driver_inject``), else by Spark."""
+    small seed file and crawldb, else by Spark (``engine.seeds``)."""
     clock = Stopwatch()
     settings = conf.as_dict()
-    if driver_inject.in_driver(settings, data, seeds_path):
-        seeds, errors = driver_inject.read_seeds(settings, seeds_path)
-        accepted = driver_inject.inject_in_driver(spark, settings, data, seeds, "trawl inject")
+    if seeds.in_driver(settings, data, seeds_path):
+        accepted, errors = seeds.inject_in_driver(spark, settings, data, seeds_path, "trawl inject")
         error_count, shown = len(errors), errors[:ERRORS_SHOWN]
     else:
         accepted, error_count, shown = inject_by_spark(spark, conf, data, seeds_path)
@@ -58,24 +54,13 @@ def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
 
 def inject_by_spark(spark, conf, data: DataDir, seeds_path: str):
     """``inject`` by Spark's jobs: ``(URLs accepted, malformed lines, the first shown)``."""
-    settings = conf.as_dict()
-    lines = spark.sparkContext.textFile(str(seeds_path)).zipWithIndex()
-    parsed = lines.mapPartitions(partial(_parse, settings)).filter(lambda r: r is not None)
-    parsed.cache()
-    errors = parsed.filter(lambda r: isinstance(r, SeedError))
+    parsed = seeds.parse_by_spark(spark, conf.as_dict(), seeds_path).cache()
+    errors = parsed.filter(is_error)
     error_count = errors.count()
     shown = errors.take(ERRORS_SHOWN)
-    accepted = merge_seeds(
-        spark, conf, data, parsed.filter(lambda r: isinstance(r, Seed)), "trawl inject"
-    )
+    accepted = seeds.merge_seeds(spark, conf, data, parsed.filter(is_seed), "trawl inject")
     parsed.unpersist()
     return accepted, error_count, shown
-
-
-def _parse(conf, pairs):
-    url_filter = UrlFilter(conf)  # once per partition
-    for text, index in pairs:
-        yield parse_seed_line(index + 1, text, url_filter)
 
 
 def check(conf, args) -> None:

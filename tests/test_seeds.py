@@ -30,3 +30,22 @@ def test_seed_file_lines():
     assert [e.line for e in errors] == [5, 6, 8, 9, 10]
     assert "line 6" in str(errors[1]) and "high" in str(errors[1])
     assert "scheme" in errors[2].reason
+
+
+def test_the_first_line_of_a_url_counts_whichever_comes_first():
+    """crawldb.injection.earlier, the reduce both executors fold a URL's lines with."""
+    from functools import reduce
+
+    from crawldb.injection import changed_row, earlier, seed_rows
+
+    conf = load_config().as_dict()
+    given = [Seed("http://a.test/", line, score=float(line)) for line in (7, 3, 9, 5)]
+    rows = list(seed_rows(conf, 1_000, given))
+    for order in (rows, rows[::-1], rows[1:] + rows[:1]):
+        assert reduce(earlier, order)["line"] == 3
+    first = reduce(earlier, rows)
+    fresh = changed_row(None, first, update=False)
+    assert "line" not in fresh and fresh["score"] == 3.0
+    assert changed_row(fresh, first, update=True) is None  # injected again: nothing changes
+    assert changed_row(fresh, rows[0], update=True)["score"] == 7.0
+    assert changed_row(fresh, rows[0], update=False) is None

@@ -109,14 +109,14 @@ class_archive_options() {
 resolve_jars() {
   # The Delta jars, once: Ivy resolves the package from Maven Central alone
   # (conf/ivysettings.xml) in a run of its own, its output in a log file, and
-  # engine/jars.py records the list the jobs then pass with --jars.
+  # engine/runtime/jars.py records the list the jobs then pass with --jars.
   local package="$1" jar_list="$2" log="$CACHE/logs/resolve-jars.log"
   mkdir -p "$CACHE/logs"
   echo "submit.sh: fetching the Delta Lake jars ($package) from Maven Central, once" >&2
   if ! "$VENV/bin/spark-submit" --master "local[1]" --packages "$package" \
       --conf "spark.jars.ivy=$CACHE/ivy" --conf "spark.jars.ivySettings=$ROOT/conf/ivysettings.xml" \
       --driver-java-options "-Dlog4j2.configurationFile=file:$ROOT/conf/log4j2.properties" \
-      "$ROOT/engine/jars.py" "$jar_list" > "$log" 2>&1 || ! cached_jars "$jar_list"; then
+      "$ROOT/engine/runtime/jars.py" "$jar_list" > "$log" 2>&1 || ! cached_jars "$jar_list"; then
     echo "submit.sh: the Delta Lake jars could not be fetched; the end of $log:" >&2
     tail -n 20 "$log" >&2
     exit 1

@@ -19,7 +19,7 @@ from api.models import ERRORS
 from api.routes import crawl, stats
 from api.state import ApiState
 from api.tables import ApiTables
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from lib.url.filter import UrlFilter
 
 

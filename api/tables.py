@@ -10,7 +10,7 @@ Every table has one writer, so the API and the Spark jobs never race on a commit
 * ``api/injected``    (Spark, written by generate) job URLs merged into the crawldb
 
 Pending submissions are the submitted URLs of jobs not cancelled that are not in
-``api/injected``; generate injects them before it selects URLs (``engine.submissions``).
+``api/injected``; generate injects them before it selects URLs (``engine.executors.submissions``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 
 TIME = pa.timestamp("us", tz="UTC")
 SCHEMAS = {

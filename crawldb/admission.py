@@ -1,6 +1,6 @@
 """Which newly found URLs enter the crawldb: the spider-trap defences of updatedb,
 written once over Arrow tables, run in the driver on a small crawldb's whole round and
-by Spark on buckets of whole registered domains (``engine.admission``).
+by Spark on buckets of whole registered domains (``engine.executors.admission``).
 
 A link to a URL already in the crawldb is always kept (it may lower the URL's depth). A
 new URL is refused, with the reason counted, when:

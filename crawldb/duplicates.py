@@ -1,7 +1,7 @@
 """The round's duplicate verdicts without Spark, found in the driver over the pages
 they depend on: a small crawldb's content pages (``crawl.dedup.driver.urls``), or a
-round's pages and the crawldb's pages they meet (``engine.round_candidates``). The rules
-are those of ``jobs/dedup.py``'s docstring, as ``engine.duplicates.round_verdicts``
+round's pages and the crawldb's pages they meet (``engine.executors.round_candidates``). The rules
+are those of ``jobs/dedup.py``'s docstring, as ``engine.executors.duplicates.round_verdicts``
 applies them with Spark. Pages are dicts of ``PAGE_COLUMNS``.
 
 Pages meet on the same SHA-256, a MinHash band (both sketched) or a SimHash block (one
@@ -18,7 +18,7 @@ from lib import vocabulary as st
 
 
 def keep_key(page: dict) -> tuple:
-    """Sorts like ``engine.duplicates.keep_order``: the smaller key is the copy kept
+    """Sorts like ``engine.executors.duplicates.keep_order``: the smaller key is the copy kept
     (highest score, shortest URL, earliest fetch, URL; a missing value first, as
     Spark orders nulls)."""
     score, fetched = page["score"], page["last_fetch_time"]

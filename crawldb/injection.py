@@ -1,4 +1,4 @@
-"""inject's rule, written once for both executors (``engine.seeds``: in the driver for a
+"""inject's rule, written once for both executors (``engine.executors.seeds``: in the driver for a
 small seed file and crawldb, by Spark's tasks for a large one): a seed line's crawldb
 row, the first line of a URL given twice, and the seed merged with the row the crawldb
 has (``crawldb.merge.merge_inject``: history is never lost).

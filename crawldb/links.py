@@ -1,7 +1,7 @@
 """The links a parsed page gives the crawldb: its kept outlink targets with the score
 share each gets, and the dates its links' metadata carry (a feed entry's). Plain Python,
 for updatedb's Spark tasks (``jobs.updatedb``) and for updatedb in the driver
-(``engine.driver_links``).
+(``engine.executors.driver_links``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The same functions run in the driver on the whole crawldb (a small one, read through
 delta-rs) and in Spark's Python tasks on partitions of a large one (``mapInArrow``): the
-executor is ``engine.generate_plan``. A partition must hold every row of a ``group_key``
+executor is ``engine.executors.generate_plan``. A partition must hold every row of a ``group_key``
 (the registered domain of the host), so that one URL a dedup key, the per-host and
 per-domain caps and the round's shares are decided within it; what crosses partitions
 (the highest score and PageRank, the budget's last admitted key per tier, the hosts'

@@ -11,12 +11,12 @@ from __future__ import annotations
 import gc
 import sys
 
-from engine import arrow
-from engine.cli import job_main, job_parser
-from engine.layout import DEDUPED, STAGES, DataDir, Segment, require_crawldb, require_file
-from engine.round_dedup import mark_round
-from engine.store import crawldb_exists
-from engine.submissions import inject_pending
+from engine.executors.round_dedup import mark_round
+from engine.executors.submissions import inject_pending
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DEDUPED, STAGES, DataDir, Segment, require_crawldb, require_file
+from engine.tables import arrow
+from engine.tables.store import crawldb_exists
 from jobs.dedup import dedup_segment
 from jobs.fetch import WORKER_MODULES, fetch
 from jobs.generate import generate
@@ -45,7 +45,7 @@ def run(spark, conf, args) -> int:
     data = DataDir.at(args.data, conf)
     # The Python workers start (seconds on a cold session, on every core) while the
     # driver and the JVM plan inject and generate.
-    warming = arrow.warm_workers(spark, (*WORKER_MODULES, "engine.file_rewrite"))
+    warming = arrow.warm_workers(spark, (*WORKER_MODULES, "engine.tables.file_rewrite"))
     if args.seeds:
         inject(spark, conf, data, args.seeds)
     elif not crawldb_exists(spark, data) and not inject_pending(spark, conf, data):

@@ -14,7 +14,7 @@ Usage: ``submit.sh dedup --data DIR``. Among fetched pages:
   texts that resemble far above the threshold.
 
 ``crawl`` runs the same rules every round (``crawl.dedup``) on the round's pages only,
-inside updatedb's commit (``engine.round_dedup``; ``dedup_segment`` below is the same
+inside updatedb's commit (``engine.executors.round_dedup``; ``dedup_segment`` below is the same
 pass on its own, for a segment updated without it): each page fetched in the round is
 compared with the pages of the whole crawldb that share its SHA-256 or a band, and of
 each pair found the page ranked lower becomes a duplicate of the other (a page already
@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import sys
 
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.duplicates import (
+from engine.executors.duplicates import (
     PAGE_COLUMNS,
     canonical_duplicates,
     changed_verdicts,
@@ -46,10 +44,12 @@ from engine.duplicates import (
     near_duplicates,
     round_verdicts,
 )
-from engine.layout import DataDir, crawldb_required
-from engine.metrics import record
-from engine.progress import progress
-from engine.store import read_crawldb
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir, crawldb_required
+from engine.runtime.progress import progress
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.metrics import record
+from engine.tables.store import read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch
 

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from engine.cli import job_main, job_parser
-from engine.layout import DataDir
-from engine.store import read_crawldb
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir
+from engine.tables.store import read_crawldb
 from jobs import crawl, readdb
 from lib.config import Config
 from testweb.server import TestWeb, loopback_hosts

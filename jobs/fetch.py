@@ -4,7 +4,8 @@ Usage: ``submit.sh fetch --data DIR [--segment NAME]`` (default: the oldest segm
 generated but not fetched). Each Spark task fetches one host-partitioned slice with
 ``lib.fetching.fetcher.PartitionFetcher`` and writes one WARC file; results go to the segment's
 ``fetch`` table. With ``fetcher.parse`` (the default) each task also parses its pages
-(``engine.task_parse``) into the segment's ``parse`` table: the segment is then parsed too.
+(``engine.executors.task_parse``) into the segment's ``parse`` table: the segment is then
+parsed too.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import sys
 from functools import partial
 
 from crawldb.schema import FETCH, PARSE, SITEMAPS
-from engine import arrow, driver_fetch_work, task_files, write_behind
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import read_current
-from engine.fetch_figures import FetchFigures, fetch_summary
-from engine.fetch_pacing import hosts_not_before
-from engine.layout import (
+from engine.caches.fetch_pacing import hosts_not_before
+from engine.caches.probe_cache import fresh_probes
+from engine.caches.robots_cache import fresh_robots, store_robots
+from engine.executors import driver_fetch_work
+from engine.executors.fetch_figures import FetchFigures, fetch_summary
+from engine.executors.task_parse import TaskParser, commit_parsed, finish_parse
+from engine.runtime import write_behind
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import (
     DataDir,
     Segment,
     add_segment_option,
@@ -28,13 +31,13 @@ from engine.layout import (
     segment_required,
     storage_of,
 )
-from engine.metrics import record
-from engine.probe_cache import fresh_probes
-from engine.progress import PROGRESS_KEY, StageProgress, progress
-from engine.robots_cache import fresh_robots, store_robots
-from engine.session import session_conf
-from engine.store import read_crawldb
-from engine.task_parse import TaskParser, commit_parsed, finish_parse
+from engine.runtime.progress import PROGRESS_KEY, StageProgress, progress
+from engine.runtime.session import session_conf
+from engine.tables import arrow, task_files
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import read_current
+from engine.tables.metrics import record
+from engine.tables.store import read_crawldb
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
 from lib.clock import Stopwatch, now_ms
@@ -51,8 +54,8 @@ from lib.vocabulary import (
     ORIGIN_SITEMAP,
 )
 
-# What the fetch tasks import (``engine.task_parse`` parses in them: ``fetcher.parse``).
-WORKER_MODULES = ("jobs.fetch", "engine.task_parse")
+# What the fetch tasks import (``engine.executors.task_parse`` parses in them: ``fetcher.parse``).
+WORKER_MODULES = ("jobs.fetch", "engine.executors.task_parse")
 # The segment's tables the fetch tasks write files of.
 SEGMENT_TABLES = {"fetch": FETCH, "parse": PARSE, "sitemaps": SITEMAPS}
 
@@ -163,7 +166,7 @@ def with_partition(fetchlist, partitions: int):
 
 def work_rows(spark, conf, data: DataDir, segment: Segment, partitions: int):
     """The fetch tasks' work (``with_cached``'s rows): put together in the driver for a
-    small crawldb (``engine.driver_fetch_work``), else by Spark."""
+    small crawldb (``engine.executors.driver_fetch_work``), else by Spark."""
     from pyspark.sql import functions as F
 
     settings = conf.as_dict()
@@ -240,9 +243,9 @@ def with_cached(fetchlist, robots, probed, known):
 
 
 def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
-    """Spark task (``mapInArrow``, see ``engine.arrow``): the work rows of one partition
+    """Spark task (``mapInArrow``, see ``engine.tables.arrow``): the work rows of one partition
     in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
-    Parquet file of its own (``engine.task_files``; ``stored``: the segment tables' Arrow
+    Parquet file of its own (``engine.tables.task_files``; ``stored``: the segment tables' Arrow
     schemas), and so do its parse rows (``fetcher.parse``); each file's name, size and
     row count come out. A partition with no work writes no file."""
     from pyspark import TaskContext

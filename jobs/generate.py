@@ -25,15 +25,16 @@ from crawldb.partitioning import assign_partitions, host_cost, partition_loads, 
 from crawldb.priority import TIERS, check_weights
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
-from engine import generate_plan, task_files
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import read_current
-from engine.layout import DataDir, crawldb_required
-from engine.metrics import record
-from engine.progress import progress
-from engine.store import read_crawldb, upgrade_crawldb
-from engine.submissions import inject_pending, without_cancelled
+from engine.executors import generate_plan
+from engine.executors.submissions import inject_pending, without_cancelled
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir, crawldb_required
+from engine.runtime.progress import progress
+from engine.tables import task_files
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import read_current
+from engine.tables.metrics import record
+from engine.tables.store import read_crawldb, upgrade_crawldb
 from lib.clock import Stopwatch, now_ms
 
 
@@ -59,7 +60,7 @@ def fetch_partitions(spark, conf) -> int:
 
 def generate(spark, conf, data: DataDir, add_days: float = 0.0) -> str | None:
     """Write a new segment's fetch list; returns its name, or None when nothing is due. A
-    small crawldb's fetch list is selected in the driver (``engine.generate_plan``)."""
+    small crawldb's fetch list is selected in the driver (``engine.executors.generate_plan``)."""
     clock = Stopwatch()
     check_weights(conf)
     now = shifted_now(now_ms(), add_days)
@@ -133,7 +134,7 @@ def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dic
 
 def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:
     """Write the segment's fetch list table, a file per partition of ``fetchlist``
-    written by its task (``engine.task_files``), in one commit labelled ``message``;
+    written by its task (``engine.tables.task_files``), in one commit labelled ``message``;
     returns its URLs by tier, counted by the tasks."""
     from collections import Counter
 

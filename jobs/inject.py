@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 
 from crawldb.injection import is_error, is_seed
-from engine import seeds
-from engine.cli import job_main, job_parser
-from engine.layout import DataDir, require_file
-from engine.metrics import record
-from engine.progress import progress
+from engine.executors import seeds
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir, require_file
+from engine.runtime.progress import progress
+from engine.tables.metrics import record
 from lib.clock import Stopwatch
 
 ERRORS_SHOWN = 20
@@ -34,7 +34,7 @@ def run(spark, conf, args) -> int:
 
 def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     """Parse, normalize and merge seeds into the crawldb of ``data``: in the driver for a
-    small seed file and crawldb, else by Spark (``engine.seeds``)."""
+    small seed file and crawldb, else by Spark (``engine.executors.seeds``)."""
     clock = Stopwatch()
     settings = conf.as_dict()
     if seeds.in_driver(settings, data, seeds_path):

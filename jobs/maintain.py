@@ -24,14 +24,14 @@ import json
 import sys
 import time
 
-from engine import write_behind
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import is_delta_table
-from engine.layout import STAGES, DataDir, crawldb_required
-from engine.metrics import record
-from engine.progress import progress
-from engine.session import session_conf
+from engine.runtime import write_behind
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import STAGES, DataDir, crawldb_required
+from engine.runtime.progress import progress
+from engine.runtime.session import session_conf
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import is_delta_table
+from engine.tables.metrics import record
 from lib.clock import Stopwatch
 from lib.storage import join
 

@@ -13,15 +13,15 @@ from collections.abc import Iterator
 from functools import partial
 
 from crawldb.schema import PARSE, SITEMAPS
-from engine import arrow
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import read_current
-from engine.frames import pages, rows_to_df, with_timestamps
-from engine.layout import Segment, add_segment_option, run_on_segment, segment_required
-from engine.progress import PROGRESS_KEY, StageProgress, spark_tasks
-from engine.session import session_conf
-from engine.task_parse import finish_parse, parse_batch, sitemap_entries
+from engine.executors.task_parse import finish_parse, parse_batch, sitemap_entries
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import Segment, add_segment_option, run_on_segment, segment_required
+from engine.runtime.progress import PROGRESS_KEY, StageProgress, spark_tasks
+from engine.runtime.session import session_conf
+from engine.tables import arrow
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import read_current
+from engine.tables.frames import pages, rows_to_df, with_timestamps
 from lib import vocabulary as st
 from lib.clock import Stopwatch
 from lib.content.parse import PageParsers
@@ -42,7 +42,7 @@ def run(spark, conf, args) -> int:
 
 
 def parse_arrow(conf: dict, schema, batches) -> Iterator:
-    """Spark task (``mapInArrow``, see ``engine.arrow``): fetch rows in, parse-table rows
+    """Spark task (``mapInArrow``, see ``engine.tables.arrow``): fetch rows in, parse-table rows
     out, a record batch at a time (a batch shares one vectorised SimHash pass)."""
     import pyarrow as pa
 

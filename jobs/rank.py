@@ -15,12 +15,12 @@ import sys
 from functools import reduce
 
 from crawldb.rank import next_rank
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.layout import DataDir, crawldb_required
-from engine.metrics import record
-from engine.progress import progress
-from engine.store import read_crawldb, upgrade_crawldb
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir, crawldb_required
+from engine.runtime.progress import progress
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.metrics import record
+from engine.tables.store import read_crawldb, upgrade_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch
 

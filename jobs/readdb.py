@@ -3,7 +3,7 @@
 Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --dump OUT
 | --dump-parquet OUT | --url URL)``.
 ``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
-links rejected, freshness (due, overdue, fetched within interval, ages; engine.freshness),
+links rejected, freshness (due, overdue, fetched within interval, ages; engine.executors.freshness),
 the 10 largest hosts by status, and the crawl round by round (from the metrics table);
 ``--hosts N``: the N hosts with most URLs, with their counts by status;
 ``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--dump-parquet OUT``: its
@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.cli import job_main, job_parser
-from engine.frames import print_record
-from engine.freshness import freshness
-from engine.layout import DataDir, crawldb_required
-from engine.metrics import read_metrics
-from engine.store import read_crawldb
+from engine.executors.freshness import freshness
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import DataDir, crawldb_required
+from engine.tables.frames import print_record
+from engine.tables.metrics import read_metrics
+from engine.tables.store import read_crawldb
 from lib import vocabulary as st
 from lib.clock import now_ms
 

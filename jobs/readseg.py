@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.cli import job_main, job_parser
-from engine.frames import print_record
-from engine.layout import STAGES, DataDir, Segment
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import STAGES, DataDir, Segment
+from engine.tables.frames import print_record
 from lib.errors import MissingInput
 from lib.vocabulary import ORIGIN_ROBOTS
 

@@ -3,7 +3,7 @@
 Usage: ``submit.sh updatedb --data DIR [--segment NAME]`` (default: the oldest segment
 parsed but not updated). For every URL the segment touched (fetched, or linked to, or
 the target of a redirect) the crawldb row is recomputed by ``crawldb.merge.update_row``
-and only changed rows are written, in one Delta commit (``engine.store.merge_rows``).
+and only changed rows are written, in one Delta commit (``engine.tables.store.merge_rows``).
 Running it twice on the same segment changes nothing: the second run finds no changed
 row and makes no commit.
 """
@@ -16,15 +16,14 @@ from functools import partial
 from crawldb import links, soft404
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
-from engine import arrow, write_behind
-from engine.admission import admit
-from engine.cli import job_main, job_parser
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import read_current, table_rows
-from engine.driver_update import in_driver, update_in_driver
-from engine.frames import pages, with_millis, with_timestamps
-from engine.freshness import freshness
-from engine.layout import (
+from engine.caches.probe_cache import soft_404_templates, store_probes
+from engine.executors.admission import admit
+from engine.executors.driver_update import in_driver, update_in_driver
+from engine.executors.freshness import freshness
+from engine.executors.round_dedup import mark_round, round_duplicates
+from engine.runtime import write_behind
+from engine.runtime.cli import job_main, job_parser
+from engine.runtime.layout import (
     DataDir,
     Segment,
     add_segment_option,
@@ -32,11 +31,13 @@ from engine.layout import (
     run_on_segment,
     segment_required,
 )
-from engine.metrics import record
-from engine.probe_cache import soft_404_templates, store_probes
-from engine.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
-from engine.round_dedup import mark_round, round_duplicates
-from engine.store import merge_rows, read_crawldb
+from engine.runtime.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
+from engine.tables import arrow
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import read_current, table_rows
+from engine.tables.frames import pages, with_millis, with_timestamps
+from engine.tables.metrics import record
+from engine.tables.store import merge_rows, read_crawldb
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
@@ -190,8 +191,8 @@ def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment
 
 def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) -> dict:
     """Apply one segment to the crawldb; with ``dedup`` (crawl's ``crawl.dedup``), mark
-    the round's duplicates in the same commit (``engine.round_dedup``). A small crawldb
-    is updated in the driver (``engine.driver_update``, ``db.driver.urls``)."""
+    the round's duplicates in the same commit (``engine.executors.round_dedup``). A small crawldb
+    is updated in the driver (``engine.executors.driver_update``, ``db.driver.urls``)."""
     clock = Stopwatch()
     settings = conf.as_dict()
     if in_driver(settings, data, segment):

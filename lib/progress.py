@@ -3,7 +3,7 @@
 Executors report with ``ProgressFile`` (a small JSON file per task, rewritten at most
 four times per ``interval`` seconds through the data directory's storage, so that it
 works the same on a local disk, a shared file system or HDFS); the driver sums them and
-prints ``progress_line`` every ``interval`` seconds (``engine.progress``), at most a
+prints ``progress_line`` every ``interval`` seconds (``engine.runtime.progress``), at most a
 quarter interval behind the tasks.
 """
 

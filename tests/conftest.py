@@ -61,7 +61,7 @@ def conf():
 @pytest.fixture(scope="session")
 def spark():
     """One local SparkSession with Delta Lake for the whole run (it takes ~10 s to start)."""
-    from engine.session import build_spark
+    from engine.runtime.session import build_spark
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session_conf = load_config(
@@ -124,7 +124,7 @@ def crawled(spark, web, tmp_path_factory):
     """Three crawl rounds over the test web: the data directory, crawldb rows, request log."""
     from weblog import entries_for
 
-    from engine.layout import DataDir
+    from engine.runtime.layout import DataDir
     from jobs import crawl
 
     root = tmp_path_factory.mktemp("crawl")

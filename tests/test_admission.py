@@ -1,6 +1,6 @@
 """updatedb's trap defences (crawldb.admission, one rule over Arrow): which new URLs
 enter the crawldb, held to a link-by-link oracle (tests/admission_oracle.py) on chosen
-and random rounds; and Spark's executor (engine.admission: buckets of whole registered
+and random rounds; and Spark's executor (engine.executors.admission: buckets of whole registered
 domains, a Python call a bucket) decides every link as the rule run on the whole round."""
 
 import random
@@ -13,7 +13,7 @@ import pytest
 from crawldb import admission
 from crawldb.merge import new_row
 from crawldb.schema import CRAWLDB
-from engine.frames import python_df
+from engine.tables.frames import python_df
 from jobs.updatedb import LINKS_DDL
 from lib.config import load_config
 
@@ -135,7 +135,7 @@ def test_no_cap_and_no_depth_limit_refuse_only_variants():
 @pytest.mark.spark
 def test_sparks_buckets_decide_every_link_as_the_whole_round(spark):
     """Three buckets for five domains: buckets share domains, none splits one."""
-    from engine.admission import admit
+    from engine.executors.admission import admit
 
     rows, links = random_round(20261205)
     conf = load_config(overrides=CAPS)

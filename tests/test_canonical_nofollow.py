@@ -10,7 +10,7 @@ import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs import crawl, dedup
 from lib import vocabulary as st
 

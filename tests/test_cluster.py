@@ -25,7 +25,7 @@ from test_failures import during_fetch, second_segment
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for, host_delays, politeness_violations
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.cluster]
 
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.cluster]
 def fetch_task_workers(event_dir) -> set[str]:
     """Workers (by their web UI's address in the executors' log URLs) whose executors ran
     tasks of the Spark jobs writing fetch tables (described ``trawl fetch segment=...``
-    by engine.delta_commits.delta_commit_message)."""
+    by engine.tables.delta_commits.delta_commit_message)."""
     stages, executors, worker_of = set(), set(), {}
     for log in event_dir.rglob("events_*"):
         for line in log.read_text().splitlines():

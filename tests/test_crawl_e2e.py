@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT, TEST_CRAWL_DELAY, TEST_SERVER_DELAY, crawl_conf_args
 from weblog import disallowed_requests, politeness_violations, warc_page_responses
 
-from engine.store import crawldb_version
+from engine.tables.store import crawldb_version
 from jobs import generate, inject, readdb, updatedb
 from lib import vocabulary as st
 from lib.url.normalize import normalize

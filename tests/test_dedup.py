@@ -12,7 +12,7 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from deltalake import DeltaTable
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs import crawl, dedup
 from lib import vocabulary as st
 from lib.config import load_config
@@ -150,7 +150,7 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
 def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, deduped):
     """Above ``db.driver.urls``, ``crawl.dedup.driver.urls`` and
     ``crawl.dedup.driver.round`` crawl finds the round's verdicts with Spark
-    (``engine.round_dedup.spark_duplicates``) instead of in the driver: the same ones."""
+    (``engine.executors.round_dedup.spark_duplicates``) instead of in the driver: the same ones."""
     _, marked, base0, base1 = deduped
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(

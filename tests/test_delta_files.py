@@ -1,4 +1,4 @@
-"""engine.delta_files: a small Delta table read through the files its log lists gives the
+"""engine.tables.delta_files: a small Delta table read through the files its log lists gives the
 rows Spark's Delta reader gives, at every version; a table whose files do not hold all
 of its rows (partitioned, column mapping, deletion vectors) is read by the Delta reader."""
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from deltalake import DeltaTable
 
-from engine.delta_files import plain_files, read_current
+from engine.tables.delta_files import plain_files, read_current
 
 pytestmark = [pytest.mark.spark]
 

@@ -60,7 +60,7 @@ def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
 
 def test_a_pdf_cut_at_the_size_limit_is_recorded_truncated_not_parsed():
     """A cut PDF is unreadable: not_parsed, reason truncated; a cut HTML page is parsed."""
-    from engine.task_parse import parse_batch
+    from engine.executors.task_parse import parse_batch
     from testweb.documents import pdf
 
     whole = pdf("Title", "Portable text", f"{BASE}/page/3")

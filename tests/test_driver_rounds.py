@@ -1,11 +1,11 @@
 """A round's jobs in the driver do what they do by Spark. updatedb in the driver
-(engine.driver_update) leaves the crawldb as updatedb by Spark does: each round of a
+(engine.executors.driver_update) leaves the crawldb as updatedb by Spark does: each round of a
 crawl of the test web that meets every rule of updatedb (copies and near copies, a
 canonical, redirects, 404s, a soft-404 host, a sitemap index, spider traps against low
 host and pattern caps, robots.txt) is applied again both ways to its crawldb as it was
 before the round (Delta time travel), and the rows, the figures and the duplicate
 verdicts agree. generate's one rule (crawldb.selection) run by each executor
-(engine.generate_plan) lists the
+(engine.executors.generate_plan) lists the
 same URLs, with the same priorities, tiers and partitions, on the crawldb of each round,
 with and without a budget, a per-domain cap and a clock days ahead.
 """
@@ -18,10 +18,10 @@ from conftest import crawl_conf_args
 from deltalake import DeltaTable
 
 from crawldb.schema import CRAWLDB, FETCHLIST
-from engine.driver_tables import python_rows
-from engine.driver_update import in_driver
-from engine.freshness import freshness, freshness_of
-from engine.layout import DataDir
+from engine.executors.driver_update import in_driver
+from engine.executors.freshness import freshness, freshness_of
+from engine.runtime.layout import DataDir
+from engine.tables.driver_tables import python_rows
 from jobs.updatedb import updatedb
 from lib import vocabulary as st
 from lib.config import load_config
@@ -257,9 +257,9 @@ def known_base(data: DataDir) -> str:
 def test_fetch_work_in_the_driver_is_sparks(spark, rounds):
     """The fetch tasks' work rows (the list, cached robots.txt and probes, URLs fetched
     before) put together in the driver are those Spark's joins give."""
-    from engine.driver_fetch_work import WORK_COLUMNS, in_driver, work_table
-    from engine.probe_cache import fresh_probes
-    from engine.robots_cache import fresh_robots
+    from engine.caches.probe_cache import fresh_probes
+    from engine.caches.robots_cache import fresh_robots
+    from engine.executors.driver_fetch_work import WORK_COLUMNS, in_driver, work_table
     from jobs.fetch import fetched_before, read_current, with_cached, with_partition
 
     conf = settings(200_000)

@@ -23,7 +23,7 @@ import pytest
 from crawlruns import AGENT, ROOT, crawl_args, crawldb_summary, run_to_end, seeds_file
 from weblog import entries_for, host_delays, politeness_violations
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 

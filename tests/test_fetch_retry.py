@@ -12,7 +12,7 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from weblog import entries_for, politeness_violations, warc_page_responses
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs.fetch import fetch
 from jobs.generate import generate
 from jobs.inject import inject

@@ -12,8 +12,8 @@ from weblog import (
     warc_page_responses,
 )
 
-from engine.layout import DataDir
-from engine.store import crawldb_version
+from engine.runtime.layout import DataDir
+from engine.tables.store import crawldb_version
 from jobs import crawl, updatedb
 from lib import vocabulary as st
 

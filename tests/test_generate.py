@@ -8,10 +8,11 @@ from pyspark.sql import functions as F
 from crawldb.merge import new_row
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier, tier_quotas
 from crawldb.schema import CRAWLDB, ROBOTS
-from engine.frames import rows_to_df, with_timestamps
-from engine.generate_plan import host_pauses, spark_pauses, spark_selection
-from engine.layout import DataDir
-from engine.store import ensure_crawldb, merge_rows
+from engine.caches.robots_cache import host_pauses
+from engine.executors.generate_plan import spark_pauses, spark_selection
+from engine.runtime.layout import DataDir
+from engine.tables.frames import rows_to_df, with_timestamps
+from engine.tables.store import ensure_crawldb, merge_rows
 from jobs.generate import generate
 from lib.config import load_config
 

@@ -12,7 +12,7 @@ import pytest
 from crawlruns import AGENT, crawl_args, crawldb_summary, run_to_end, seeds_file
 from weblog import entries_for, host_delays, politeness_violations, warc_page_responses
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from lib.config import load_config
 
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.hdfs]
@@ -45,7 +45,7 @@ def test_two_rounds_on_hdfs_equal_local_mode(spark, web, reference, hdfs, tmp_pa
 
 
 def test_a_second_writer_on_hdfs_is_refused(hdfs):
-    from engine.lock import DataDirLock, LockedError
+    from engine.runtime.lock import DataDirLock, LockedError
 
     namenode, webhdfs = hdfs
     conf = load_config(overrides=[f"hdfs.webhdfs.url={webhdfs}"])

@@ -1,4 +1,4 @@
-"""One writer per data directory (engine/lock.py), with real processes."""
+"""One writer per data directory (engine/runtime/lock.py), with real processes."""
 
 import json
 import os
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.layout import LOCK_NAME, DataDir
-from engine.lock import DataDirLock, LockedError
+from engine.runtime.layout import LOCK_NAME, DataDir
+from engine.runtime.lock import DataDirLock, LockedError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,7 +43,8 @@ def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path):
 def start_holder(folder: Path) -> subprocess.Popen:
     """Another process that holds the lock of ``folder`` for 30 s (once it says so)."""
     code = (
-        "import sys, time; from engine.layout import DataDir; from engine.lock import DataDirLock\n"
+        "import sys, time; from engine.runtime.layout import DataDir\n"
+        "from engine.runtime.lock import DataDirLock\n"
         "with DataDirLock(DataDir.at(sys.argv[1]), 'crawl'):\n"
         "    print('held', flush=True); time.sleep(30)\n"
     )

@@ -9,7 +9,7 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from deltalake import DeltaTable, write_deltalake
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs import crawl, maintain
 from lib.config import load_config
 

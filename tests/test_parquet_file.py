@@ -1,4 +1,4 @@
-"""Parquet files written by Python tasks themselves (lib.parquet_file, engine.task_files):
+"""Parquet files written by Python tasks themselves (lib.parquet_file, engine.tables.task_files):
 read back with pyarrow and as a Delta table with delta-rs. The session is needed only
 for the table's Arrow schema (pyspark converts types with the session's settings)."""
 
@@ -11,7 +11,7 @@ from deltalake import DeltaTable
 
 import lib.parquet_file as parquet_file
 from crawldb.schema import FETCH
-from engine import task_files
+from engine.tables import task_files
 from lib.storage import LocalStorage
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("spark")]

@@ -33,7 +33,7 @@ def test_a_plugin_filter_keeps_crawldb_urls_out_of_the_fetch_list(installed, spa
     from test_generate import NOW, crawldb_rows, select_due
 
     from crawldb.schema import CRAWLDB
-    from engine.frames import rows_to_df
+    from engine.tables.frames import rows_to_df
 
     crawldb = rows_to_df(spark, spark.sparkContext.parallelize(crawldb_rows()), CRAWLDB)
     settings = ["urlfilter.plugins=trawl_test_plugin:RefusePath", "testplugin.refuse=h3.test/"]

@@ -11,9 +11,9 @@ import pytest
 from crawldb.merge import new_row
 from crawldb.rank import pagerank
 from crawldb.schema import CRAWLDB, PARSE
-from engine.frames import rows_to_df
-from engine.layout import DataDir
-from engine.store import ensure_crawldb, merge_rows
+from engine.runtime.layout import DataDir
+from engine.tables.frames import rows_to_df
+from engine.tables.store import ensure_crawldb, merge_rows
 from jobs import rank
 from lib import vocabulary as st
 from lib.config import load_config

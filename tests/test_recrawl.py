@@ -16,8 +16,8 @@ from deltalake import DeltaTable
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for
 
-from engine.freshness import freshness
-from engine.layout import DataDir
+from engine.executors.freshness import freshness
+from engine.runtime.layout import DataDir
 from jobs import crawl
 from lib import vocabulary as st
 from lib.archive.warc import REVISIT_IDENTICAL, REVISIT_NOT_MODIFIED

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from engine.metrics import read_metrics
+from engine.tables.metrics import read_metrics
 from jobs import readdb, readseg
 from lib import vocabulary as st
 

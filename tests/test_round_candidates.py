@@ -1,5 +1,5 @@
 """The pages a round's verdicts depend on, found by one scan of a large crawldb
-(engine.round_candidates): each case of a meeting or a canonical brings its page in, a
+(engine.executors.round_candidates): each case of a meeting or a canonical brings its page in, a
 page that cannot meet the round stays out, and the verdicts over the pages found are
 those over the whole crawldb."""
 
@@ -7,8 +7,8 @@ import pytest
 
 from crawldb.duplicates import round_verdicts
 from crawldb.schema import CRAWLDB
-from engine.frames import python_df, rows_to_df
-from engine.round_candidates import collected_pages, narrowed_pages
+from engine.executors.round_candidates import collected_pages, narrowed_pages
+from engine.tables.frames import python_df, rows_to_df
 from lib import vocabulary as st
 from lib.config import load_config
 

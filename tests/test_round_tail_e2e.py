@@ -36,7 +36,7 @@ def tail_web(tmp_path_factory):
 def tail_crawl(spark, tail_web, tmp_path_factory):
     """Three rounds over the web: data dir, the crawl's output, its requests, fetch rows
     and metrics rows of each round (oldest first)."""
-    from engine.layout import DataDir
+    from engine.runtime.layout import DataDir
     from jobs import crawl
 
     root = tmp_path_factory.mktemp("tailcrawl")

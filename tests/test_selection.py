@@ -15,7 +15,7 @@ import pytest
 from crawldb import selection
 from crawldb.partitioning import urls_within
 from crawldb.priority import NEVER_FETCHED, TIERS, priority, tier_quotas
-from engine.generate_plan import budget_quotas, driver_selection
+from engine.executors.generate_plan import budget_quotas, driver_selection
 from lib import vocabulary as st
 from lib.config import load_config
 from lib.url.domains import registered_domain

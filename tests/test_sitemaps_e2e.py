@@ -13,7 +13,7 @@ import pytest
 from crawlruns import web_crawl_args
 from weblog import entries_for
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs import crawl
 from lib import vocabulary as st
 from testweb.site import HIDDEN_PAGES

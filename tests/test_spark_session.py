@@ -1,5 +1,5 @@
-"""The Spark session Trawl builds (engine.session.build_spark) with conf/trawl-default.toml's
-Spark keys in force."""
+"""The Spark session Trawl builds (engine.runtime.session.build_spark) with
+conf/trawl-default.toml's Spark keys in force."""
 
 from lib.config import load_config
 

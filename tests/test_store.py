@@ -4,9 +4,9 @@ import pytest
 
 from crawldb.merge import new_row
 from crawldb.schema import CRAWLDB
-from engine.frames import rows_to_df
-from engine.layout import DataDir
-from engine.store import merge_rows, read_crawldb
+from engine.runtime.layout import DataDir
+from engine.tables.frames import rows_to_df
+from engine.tables.store import merge_rows, read_crawldb
 
 pytestmark = [pytest.mark.spark]
 
@@ -94,7 +94,7 @@ def test_a_crawldb_with_int96_timestamps_reads_and_is_rewritten_as_micros(spark,
     import pyarrow.parquet as pq
     from deltalake import DeltaTable
 
-    from engine.session import session_conf
+    from engine.runtime.session import session_conf
 
     data = DataDir.at(tmp_path / "data")
     urls = [f"http://a.test/{n}" for n in range(4)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.session import cache_dir
+from engine.runtime.session import cache_dir
 
 pytestmark = pytest.mark.spark  # Spark jobs, through submit.sh
 

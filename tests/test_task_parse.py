@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs.parse import parse
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]

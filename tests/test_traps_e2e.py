@@ -11,7 +11,7 @@ import pytest
 from conftest import TEST_SERVER_DELAY
 from weblog import entries_for
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 from jobs import crawl, readdb
 from jobs.updatedb import remove_opted_out
 from lib import vocabulary as st

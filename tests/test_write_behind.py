@@ -1,4 +1,4 @@
-"""Side-table writes in the background (engine.write_behind), on a real Spark session and
+"""Side-table writes in the background (engine.runtime.write_behind), on a real Spark session and
 real Delta tables."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from functools import partial
 
 import pytest
 
-from engine import write_behind
-from engine.delta_commits import delta_commit_message
+from engine.runtime import write_behind
+from engine.tables.delta_commits import delta_commit_message
 
 
 def _label(spark, path: str) -> str | None:

@@ -1,6 +1,6 @@
 """PDF pages (``application/pdf`` in ``parse.plugins``): their text, title and links,
 with pypdf (pure Python). A PDF cut at ``http.content.limit`` is not parsed: the fetch
-task records it ``not_parsed``, reason ``truncated`` (engine.task_parse)."""
+task records it ``not_parsed``, reason ``truncated`` (engine.executors.task_parse)."""
 
 from __future__ import annotations
 

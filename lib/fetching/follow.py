@@ -10,7 +10,7 @@ instead of D + 1, which saves the Spark work of D rounds.
 Only links to the page's own host are followed: the task owns that host for the round,
 so one connection per host and its delays hold; another host may be in another task.
 
-updatedb's spider-trap defences (``engine.admission``) are applied from what the task
+updatedb's spider-trap defences (``engine.executors.admission``) are applied from what the task
 knows: ``db.max.depth``; one URL per dedup key; ``db.max.urls.per.host`` and
 ``db.max.urls.per.pattern`` counted over the task's own URLs of the host. The crawldb
 is not consulted, so in a recrawl a link may name a URL it already holds: that URL is

@@ -43,8 +43,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from crawldb.schema import CRAWLDB, FETCH, FETCHLIST, PARSE  # noqa: E402
-from engine.layout import DataDir  # noqa: E402
-from engine.session import build_spark  # noqa: E402
+from engine.runtime.layout import DataDir  # noqa: E402
+from engine.runtime.session import build_spark  # noqa: E402
 from lib.config import load_config  # noqa: E402
 
 URLS_PER_HOST = 100

@@ -40,8 +40,8 @@ sys.path[:0] = [str(ROOT), str(HERE)]
 import bench_crawldb  # noqa: E402
 from doc_tables import replace_block  # noqa: E402
 
-from engine.layout import DataDir  # noqa: E402
-from engine.session import build_spark  # noqa: E402
+from engine.runtime.layout import DataDir  # noqa: E402
+from engine.runtime.session import build_spark  # noqa: E402
 from lib.config import load_config  # noqa: E402
 
 WAYS = {"driver": None, "spark": 0}  # db.driver.urls: None = above the size

@@ -4,9 +4,9 @@ Spark's Delta MERGE runs a dozen Spark jobs of its own on every commit (the snap
 state, a scan for the files to rewrite, the rewrite, statistics, the commit's checks),
 whatever the size of the change: for the crawldb, whose changed rows updatedb and inject
 have already computed, that was a third of a round's time outside fetching. Here the table
-is read as plain Parquet (``engine.delta_files``), one Spark job finds the files holding a
+is read as plain Parquet (``engine.tables.delta_files``), one Spark job finds the files holding a
 key, one more writes those files' rows again with the changed and new ones (each task its
-own file, ``engine.task_files``), and the driver commits, through delta-rs, the removal of
+own file, ``engine.tables.task_files``), and the driver commits, through delta-rs, the removal of
 the old files and the addition of the new ones in one Delta commit: the same copy-on-write
 as MERGE's, with the same atomicity (a job killed before the commit leaves the table as it
 was; its files are in no version). Only a table whose files hold its whole rows can be
@@ -20,8 +20,8 @@ import time
 import uuid
 from functools import partial
 
-from engine import task_files
-from engine.delta_files import plain_files, read_files
+from engine.tables import task_files
+from engine.tables.delta_files import plain_files, read_files
 from lib.storage import Storage, basename
 
 FILE_COLUMN = "_trawl_file"

@@ -8,12 +8,13 @@ kept, so that it is asked again next round). RFC 9309 asks for no more than 24 h
 
 from __future__ import annotations
 
+from crawldb import selection
 from crawldb.schema import ROBOTS
-from engine import write_behind
-from engine.delta_commits import upsert_by_host, upsert_hosts
-from engine.delta_files import is_delta_table, read_current
-from engine.driver_tables import is_plain
-from engine.layout import DataDir
+from engine.runtime import write_behind
+from engine.runtime.layout import DataDir
+from engine.tables.delta_commits import upsert_by_host, upsert_hosts
+from engine.tables.delta_files import is_delta_table, read_current
+from engine.tables.driver_tables import is_plain
 from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_ROBOTS
 
@@ -40,7 +41,7 @@ def fresh_robots(spark, data: DataDir, conf, hosts=None):
 def fresh_robots_rows(conf, data: DataDir, hosts) -> list[tuple]:
     """``fresh_robots``' answers in the driver, through delta-rs: (host, status, body)
     of the cached answers still fresh, of ``hosts``."""
-    from engine.driver_tables import python_rows
+    from engine.tables.driver_tables import python_rows
 
     ttl = conf["robots.cache.ttl"]
     write_behind.wait("robots")  # the last round's answers
@@ -80,7 +81,7 @@ def robots_answers(fetch_table: str):
     import pyarrow.compute as pc
     from deltalake import DeltaTable
 
-    from engine.task_files import stored_schema
+    from engine.tables.task_files import stored_schema
 
     columns = ["origin", "redirect_to", *ROBOTS.names]
     rows = DeltaTable(fetch_table).to_pyarrow_table(columns=columns)
@@ -95,3 +96,12 @@ def robots_answers(fetch_table: str):
     for index, host in enumerate(answers.column("host").to_pylist()):
         first.setdefault(host, index)
     return answers.take(sorted(first.values())).cast(stored_schema(ROBOTS))
+
+
+def host_pauses(conf: dict, data: DataDir, hosts: set) -> dict[str, float]:
+    """Host -> its pause (``crawldb.selection.host_pause``), for ``hosts``: the server
+    delay, or more from its fresh cached robots.txt."""
+    pauses = dict.fromkeys(hosts, float(conf["fetcher.server.delay"]))
+    for host, status, body in fresh_robots_rows(conf, data, pauses):
+        pauses[host] = selection.host_pause(status, body, conf)
+    return pauses

@@ -20,7 +20,9 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-COMMIT_LABEL = "spark.databricks.delta.commitInfo.userMetadata"  # engine.delta_commits sets it
+COMMIT_LABEL = (
+    "spark.databricks.delta.commitInfo.userMetadata"  # engine.tables.delta_commits sets it
+)
 _lock = threading.Lock()
 _pending: list[tuple[str, Future]] = []  # (table, write), in the order given
 _state: dict = {}  # "executor", "session", "parent": made on first use

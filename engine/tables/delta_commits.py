@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from crawldb.schema import Table
-from engine import write_behind
+from engine.runtime import write_behind
 
 
 @contextmanager

@@ -4,7 +4,7 @@ The round's duplicates are found on the crawldb as updatedb is about to leave it
 rows read once, with the changed rows in their place), and the verdicts ride in the same
 commit as the round's update: no second read of the crawldb and no second rewrite of its
 files (a MERGE of its own was a fifth of updatedb's time on a large crawldb, and a dozen
-Spark jobs a round on a small one). The rules are ``engine.duplicates.round_verdicts``',
+Spark jobs a round on a small one). The rules are ``engine.executors.duplicates.round_verdicts``',
 the same as ``jobs.dedup.dedup_segment``'s, which crawl still runs for a segment updated
 without them (by ``updatedb`` alone, or a round killed in between).
 """
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from crawldb import duplicates
 from crawldb.schema import CRAWLDB
-from engine.duplicates import PAGE_COLUMNS, content_pages, round_verdicts
-from engine.frames import with_timestamps
-from engine.layout import DEDUPED, Segment
-from engine.metrics import record
-from engine.progress import progress
-from engine.round_candidates import collected_pages, narrowed_pages, replacing
+from engine.executors.duplicates import PAGE_COLUMNS, content_pages, round_verdicts
+from engine.executors.round_candidates import collected_pages, narrowed_pages, replacing
+from engine.runtime.layout import DEDUPED, Segment
+from engine.runtime.progress import progress
+from engine.tables.frames import with_timestamps
+from engine.tables.metrics import record
 from lib import vocabulary as st
 
 STATUS, OF = "_verdict_status", "_verdict_of"

@@ -20,12 +20,12 @@ from crawldb import selection
 from crawldb.partitioning import host_pace, round_shares
 from crawldb.priority import TIERS, tier_quotas
 from crawldb.schema import CRAWLDB, FETCHLIST
-from engine.delta_files import is_delta_table
-from engine.driver_tables import arrow_table, is_plain
-from engine.driver_update import crawldb_in_driver
-from engine.layout import DataDir
-from engine.metrics import latest_responses
-from engine.robots_cache import fresh_robots, fresh_robots_rows
+from engine.caches.robots_cache import fresh_robots, host_pauses
+from engine.executors.driver_update import crawldb_in_driver
+from engine.runtime.layout import DataDir
+from engine.tables.delta_files import is_delta_table
+from engine.tables.driver_tables import arrow_table, is_plain
+from engine.tables.metrics import latest_responses
 from lib.url.filter import UrlFilter
 
 CANDIDATE_DDL = (
@@ -50,7 +50,7 @@ class FetchPlan:
 
 def in_driver(conf: dict, data: DataDir) -> bool:
     """Whether the driver selects: a crawldb the driver takes
-    (``engine.driver_update.crawldb_in_driver``), and no step that needs Spark (the
+    (``engine.executors.driver_update.crawldb_in_driver``), and no step that needs Spark (the
     crawl-job API's submissions to inject, ``generate.update.crawldb``'s stamps)."""
     if conf["generate.update.crawldb"]:
         return False
@@ -80,15 +80,6 @@ def driver_selection(crawldb, conf: dict, now: int, pauses_of=lambda hosts: {}):
     quotas = budget_quotas(conf, [selection.tier_counts(chosen)])
     limits = selection.budget_limits(selection.best_keys(chosen, quotas), quotas)
     return selection.within_limits(chosen, limits)
-
-
-def host_pauses(conf: dict, data: DataDir, hosts: set) -> dict[str, float]:
-    """Host -> its pause (``crawldb.selection.host_pause``), for ``hosts``: the server
-    delay, or more from its fresh cached robots.txt."""
-    pauses = dict.fromkeys(hosts, float(conf["fetcher.server.delay"]))
-    for host, status, body in fresh_robots_rows(conf, data, pauses):
-        pauses[host] = selection.host_pause(status, body, conf)
-    return pauses
 
 
 def url_filter_of(conf: dict) -> UrlFilter | None:
@@ -282,7 +273,7 @@ def write_fetchlist(spark, segment, rows, placed: dict, message: str) -> dict:
     file in one commit labelled ``message``; returns its URLs by tier."""
     import pyarrow as pa
 
-    from engine import task_files
+    from engine.tables import task_files
     from lib.parquet_file import write_parquet
     from lib.storage import basename
 

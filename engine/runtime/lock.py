@@ -16,7 +16,7 @@ import os
 import socket
 import time
 
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
 
 
 class LockedError(RuntimeError):

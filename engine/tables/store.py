@@ -9,12 +9,12 @@ the job and segment.
 from __future__ import annotations
 
 from crawldb.schema import CRAWLDB
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import delta_columns, is_delta_table, read_current
-from engine.file_rewrite import create_with_rows, upsert_rows
-from engine.frames import with_millis
-from engine.layout import DataDir
-from engine.task_files import stored_schema
+from engine.runtime.layout import DataDir
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import delta_columns, is_delta_table, read_current
+from engine.tables.file_rewrite import create_with_rows, upsert_rows
+from engine.tables.frames import with_millis
+from engine.tables.task_files import stored_schema
 from lib.errors import MissingInput
 
 
@@ -71,7 +71,7 @@ def upgrade_crawldb(spark, data: DataDir) -> list[str]:
 
 def merge_rows(spark, data: DataDir, rows, message: str) -> None:
     """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit: by
-    rewriting the files that hold the URLs (``engine.file_rewrite``), or by Spark's MERGE
+    rewriting the files that hold the URLs (``engine.tables.file_rewrite``), or by Spark's MERGE
     for a table that cannot be rewritten so."""
     from delta.tables import DeltaTable
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from functools import cache
 
 from crawldb.schema import Table
-from engine import task_files, write_behind
-from engine.delta_files import is_delta_table
-from engine.layout import metrics_path
+from engine.runtime import write_behind
+from engine.runtime.layout import metrics_path
+from engine.tables import task_files
+from engine.tables.delta_files import is_delta_table
 from lib.clock import now_ms
 
 # Timed answers of a host in the latest fetch before generate plans by its median. Unit: count.
@@ -60,7 +61,7 @@ def flatten(summary: dict, prefix: str = "") -> dict[str, float]:
 
 def record(spark, root: str, job: str, segment: str | None, summary: dict, hosts=None) -> None:
     """Append one job run's figures to the metrics table, in the background
-    (``engine.write_behind``). ``hosts``: None, or ``hosts()``, the per-host rows
+    (``engine.runtime.write_behind``). ``hosts``: None, or ``hosts()``, the per-host rows
     (``HOST_STATS_TYPE`` as dicts), called in the background."""
     seconds = float(summary.get("seconds") or 0.0)
     fields = (job, segment, now_ms(), seconds, flatten(summary))

@@ -30,7 +30,7 @@ def stored_schema(table: Table):
     """Arrow schema of ``table`` as stored: TIMESTAMP columns as UTC microseconds."""
     import pyarrow as pa
 
-    from engine.arrow import schemas
+    from engine.tables.arrow import schemas
 
     _, schema = schemas(table)  # times as epoch-ms BIGINT, set to timestamps below
     for column in table.time_columns:
@@ -73,8 +73,8 @@ def stored_table(rows: list[dict], schema):
 
 def stored_batches(rows: Iterable[dict], schema, size_column: str) -> Iterator:
     """Python rows (times in epoch ms) as record batches in the stored ``schema``, cut
-    as ``engine.arrow.record_batches`` cuts them (by rows, or by ``size_column``'s bytes)."""
-    from engine.arrow import record_batches
+    as ``engine.tables.arrow.record_batches`` cuts them (by rows, or by ``size_column``'s bytes)."""
+    from engine.tables.arrow import record_batches
 
     for batch in record_batches(rows, python_schema(schema), size_column):
         yield as_stored(batch, schema)

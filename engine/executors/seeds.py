@@ -2,7 +2,7 @@
 ``crawldb.injection`` run where the crawldb is. In the driver for a local seed file and
 a crawldb the driver takes (``db.driver.urls``): the lines read and merged in Python,
 the crawldb's first version, or the files holding a re-injected URL, written by the
-driver (``engine.driver_rewrite``). Else by Spark's tasks: the lines parsed per
+driver (``engine.tables.driver_rewrite``). Else by Spark's tasks: the lines parsed per
 partition, the first line of each URL kept by a reduce, the seeds merged with the
 crawldb's rows joined to them, the changed rows written in one commit.
 """
@@ -15,14 +15,14 @@ from functools import partial
 
 from crawldb.injection import changed_row, earlier, is_error, is_seed, parsed_lines, seed_rows
 from crawldb.schema import CRAWLDB
-from engine import driver_update
-from engine.delta_files import is_delta_table
-from engine.driver_rewrite import CrawldbFiles
-from engine.driver_rewrite import create_crawldb as create_in_driver
-from engine.driver_tables import rows_by_url
-from engine.frames import python_df, row_dict, rows_to_df, with_timestamps
-from engine.layout import DataDir
-from engine.store import crawldb_exists, create_crawldb, merge_rows, read_crawldb
+from engine.executors import driver_update
+from engine.runtime.layout import DataDir
+from engine.tables.delta_files import is_delta_table
+from engine.tables.driver_rewrite import CrawldbFiles
+from engine.tables.driver_rewrite import create_crawldb as create_in_driver
+from engine.tables.driver_tables import rows_by_url
+from engine.tables.frames import python_df, row_dict, rows_to_df, with_timestamps
+from engine.tables.store import crawldb_exists, create_crawldb, merge_rows, read_crawldb
 from lib.clock import now_ms
 
 # The bytes of a seed line the driver expects at most, on average, so that a seed file
@@ -34,7 +34,7 @@ LINE_END = re.compile(r"\r\n|\r|\n")  # as Hadoop's line reader ends lines
 def in_driver(conf: dict, data: DataDir, seeds_path: str) -> bool:
     """Whether the seeds are injected in the driver: a local seed file of up to
     ``db.driver.urls`` lines' worth of bytes, and no crawldb yet or one the driver
-    updates (``engine.driver_update.crawldb_in_driver``)."""
+    updates (``engine.executors.driver_update.crawldb_in_driver``)."""
     limit = conf["db.driver.urls"]
     remote = "://" in str(seeds_path) and not str(seeds_path).startswith("file:")
     if limit <= 0 or remote:

@@ -1,7 +1,7 @@
 """The crawldb's files held in the driver, and rewritten by it: updatedb in the driver
-(``engine.driver_update``) reads the crawldb's current files through delta-rs, and
+(``engine.executors.driver_update``) reads the crawldb's current files through delta-rs, and
 writes the files holding a changed URL again, with the changed and new rows, as one new
-file committed in place of them in one Delta commit (``engine.file_rewrite``'s commit,
+file committed in place of them in one Delta commit (``engine.tables.file_rewrite``'s commit,
 on the version read: a commit in between fails it rather than being lost).
 """
 
@@ -11,10 +11,10 @@ import json
 import uuid
 
 from crawldb.schema import CRAWLDB
-from engine import task_files
-from engine.driver_tables import as_millis
-from engine.file_rewrite import add_actions, commit_rewrite
-from engine.layout import DataDir
+from engine.runtime.layout import DataDir
+from engine.tables import task_files
+from engine.tables.driver_tables import as_millis
+from engine.tables.file_rewrite import add_actions, commit_rewrite
 from lib.parquet_file import write_parquet
 from lib.storage import basename
 
@@ -93,7 +93,8 @@ class CrawldbFiles:
 
     def state_rows(self, changed: list[dict]):
         """(status, fetch_time, fetch_interval, last_fetch_time) of every row of the
-        crawldb once ``changed`` replaces its rows (``engine.freshness.freshness_of``'s)."""
+        crawldb once ``changed`` replaces its rows
+        (``engine.executors.freshness.freshness_of``'s)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 

@@ -25,10 +25,10 @@ import threading
 from collections.abc import Iterator
 from functools import partial
 
-from engine import arrow, task_files
-from engine.layout import Segment
-from engine.metrics import record
-from engine.progress import progress
+from engine.runtime.layout import Segment
+from engine.runtime.progress import progress
+from engine.tables import arrow, task_files
+from engine.tables.metrics import record
 from lib import vocabulary as st
 from lib.clock import Stopwatch
 from lib.content.fingerprint import content_hash

@@ -1,5 +1,5 @@
 """The links a segment brings to a small crawldb, found and admitted in the driver
-(``engine.driver_update``) by the rules ``jobs.updatedb`` runs in Spark's tasks:
+(``engine.executors.driver_update``) by the rules ``jobs.updatedb`` runs in Spark's tasks:
 ``crawldb.links`` makes and folds them, ``crawldb.admission`` admits them.
 """
 

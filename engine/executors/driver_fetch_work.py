@@ -11,13 +11,13 @@ delta-rs and handed to Spark as one Arrow table, for the tasks' ``repartitionByI
 from __future__ import annotations
 
 from crawldb.schema import CRAWLDB, FETCHLIST, SOFT404
-from engine import write_behind
-from engine.delta_files import delta_columns, is_delta_table
-from engine.driver_tables import arrow_table, is_plain, python_rows
-from engine.driver_update import crawldb_in_driver
-from engine.fetch_pacing import hosts_not_before
-from engine.layout import DataDir, Segment
-from engine.robots_cache import fresh_robots_rows
+from engine.caches.fetch_pacing import hosts_not_before
+from engine.caches.robots_cache import fresh_robots_rows
+from engine.executors.driver_update import crawldb_in_driver
+from engine.runtime import write_behind
+from engine.runtime.layout import DataDir, Segment
+from engine.tables.delta_files import delta_columns, is_delta_table
+from engine.tables.driver_tables import arrow_table, is_plain, python_rows
 from lib.clock import now_ms
 
 WORK_COLUMNS = (
@@ -87,7 +87,7 @@ def work_columns(given: dict, count: int):
 
 
 def pacing_rows(conf: dict, data: DataDir, segment: Segment, placed: dict) -> list[dict]:
-    """A row per host asked too recently to be asked at once (``engine.fetch_pacing``),
+    """A row per host asked too recently to be asked at once (``engine.caches.fetch_pacing``),
     in its host's partition, with the moment it may be asked again."""
     moments = hosts_not_before(conf, data, segment, placed)
     return [

@@ -28,10 +28,10 @@ def build_spark(name: str, conf: Config, master: str | None = None):
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         # Not under spark-submit: fetch the Delta jars through Ivy, into a cache kept
         # between runs, from Maven Central alone (conf/ivysettings.xml); spark-submit gets
-        # them from submit.sh's --jars instead (engine/jars.py).
+        # them from submit.sh's --jars instead (engine/runtime/jars.py).
         from delta import configure_spark_with_delta_pip
 
-        conf_dir = Path(__file__).resolve().parent.parent / "conf"
+        conf_dir = Path(__file__).resolve().parents[2] / "conf"
         builder = builder.config("spark.jars.ivy", str(cache_dir() / "ivy"))
         builder = builder.config("spark.jars.ivySettings", str(conf_dir / "ivysettings.xml"))
         log_conf = conf_dir / "log4j2.properties"

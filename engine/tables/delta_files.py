@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 
-from engine.session import session_conf
+from engine.runtime.session import session_conf
 
 
 def read_current(spark, path: str):

@@ -5,7 +5,7 @@
     DIR/crawldb/                      Delta table, one row per normalized URL
     DIR/robots/                       Delta table, the robots.txt cache, one row per host
     DIR/soft404/                      Delta table, the soft-404 probe answers, one per host
-    DIR/metrics/                      Delta table, one row per job run (engine.metrics)
+    DIR/metrics/                      Delta table, one row per job run (engine.tables.metrics)
     DIR/segments/<segment>/fetchlist  Delta table written by generate
     DIR/segments/<segment>/fetch      Delta table written by fetch
     DIR/segments/<segment>/parse      Delta table written by parse
@@ -92,7 +92,7 @@ class DataDir:
 
     @property
     def lock(self) -> str:
-        """Path of the lock file a writing job holds (engine.lock)."""
+        """Path of the lock file a writing job holds (engine.runtime.lock)."""
         return join(self.root, LOCK_NAME)
 
     def api_table(self, name: str) -> str:

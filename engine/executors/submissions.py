@@ -12,11 +12,11 @@ changes nothing.
 
 from __future__ import annotations
 
-from engine.delta_commits import delta_commit_message
-from engine.delta_files import is_delta_table
-from engine.layout import DataDir
-from engine.progress import progress
-from engine.seeds import merge_seeds
+from engine.executors.seeds import merge_seeds
+from engine.runtime.layout import DataDir
+from engine.runtime.progress import progress
+from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import is_delta_table
 from lib import vocabulary as st
 from lib.url.seeds import Seed
 

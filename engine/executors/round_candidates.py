@@ -12,7 +12,7 @@ found over them by ``crawldb.duplicates`` are those of the whole crawldb. Keys a
 
 from __future__ import annotations
 
-from engine.duplicates import (
+from engine.executors.duplicates import (
     PAGE_COLUMNS,
     content_condition,
     content_pages,

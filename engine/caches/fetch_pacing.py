@@ -13,9 +13,9 @@ back until that moment (``lib.fetching.fetcher.PartitionFetcher``'s ``not_before
 
 from __future__ import annotations
 
-from engine.delta_files import is_delta_table
-from engine.generate_plan import host_pauses
-from engine.layout import DataDir, Segment
+from engine.caches.robots_cache import host_pauses
+from engine.runtime.layout import DataDir, Segment
+from engine.tables.delta_files import is_delta_table
 from lib.clock import now_ms
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from crawldb import soft404
 from crawldb.schema import SOFT404
-from engine import write_behind
-from engine.delta_commits import upsert_hosts
-from engine.delta_files import is_delta_table, read_current
-from engine.driver_tables import arrow_table, is_plain
-from engine.layout import DataDir, Segment
+from engine.runtime import write_behind
+from engine.runtime.layout import DataDir, Segment
+from engine.tables.delta_commits import upsert_hosts
+from engine.tables.delta_files import is_delta_table, read_current
+from engine.tables.driver_tables import arrow_table, is_plain
 from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_PROBE
 
@@ -78,7 +78,7 @@ def soft_404_templates(spark, conf, data: DataDir, segment: Segment) -> dict:
 def store_probes(spark, data: DataDir, segment: Segment) -> None:
     """Merge the segment's probe answers into the cache (newer answers replace older),
     through delta-rs."""
-    from engine.task_files import stored_schema
+    from engine.tables.task_files import stored_schema
 
     message = f"trawl updatedb soft-404 cache segment={segment.name}"
     answers = segment_answers(spark, segment)

@@ -4,11 +4,12 @@ updatedb by Spark runs some forty Spark jobs a round (the reads of the crawldb a
 segment, the links' shuffle, admission's windows, the merge's checkpoint, the rewrite),
 each a fixed cost however few rows it moves: most of a round's time outside fetching on
 a crawldb of a few thousand URLs. Here the same round is applied without a Spark job:
-the crawldb and the segment are read through delta-rs (``engine.driver_tables``), the
-links found and admitted (``engine.driver_links``), every touched URL merged by
+the crawldb and the segment are read through delta-rs (``engine.tables.driver_tables``), the
+links found and admitted (``engine.executors.driver_links``), every touched URL merged by
 ``crawldb.merge``, the soft-404 pages and (for crawl) the round's duplicates marked by
 the same rules, and the crawldb files holding a changed URL rewritten and committed in
-one Delta commit (``engine.driver_rewrite``), as ``engine.file_rewrite`` commits Spark's.
+one Delta commit (``engine.tables.driver_rewrite``), as ``engine.tables.file_rewrite``
+commits Spark's.
 tests/test_driver_rounds.py checks that both ways leave the same crawldb.
 """
 
@@ -17,14 +18,14 @@ from __future__ import annotations
 from crawldb import duplicates, soft404
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
-from engine.delta_files import delta_columns, table_rows
-from engine.driver_links import admitted, found_links
-from engine.driver_rewrite import CrawldbFiles
-from engine.driver_tables import is_plain, python_rows, rows_by_url
-from engine.duplicates import PAGE_COLUMNS
-from engine.freshness import PAGE_STATUSES, freshness_of
-from engine.layout import DataDir, Segment
-from engine.probe_cache import soft_404_templates
+from engine.caches.probe_cache import soft_404_templates
+from engine.executors.driver_links import admitted, found_links
+from engine.executors.duplicates import PAGE_COLUMNS
+from engine.executors.freshness import PAGE_STATUSES, freshness_of
+from engine.runtime.layout import DataDir, Segment
+from engine.tables.delta_files import delta_columns, table_rows
+from engine.tables.driver_rewrite import CrawldbFiles
+from engine.tables.driver_tables import is_plain, python_rows, rows_by_url
 from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
@@ -151,7 +152,7 @@ def mark_soft_404(changed: list[dict], templates: dict, segment: str, conf: dict
 def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]):
     """``changed`` with the round's duplicate verdicts (``crawldb.duplicates``' rules
     over every content page of the crawldb as the round leaves it), plus the earlier
-    rows they change; and the figures, as ``engine.round_dedup`` gives them."""
+    rows they change; and the figures, as ``engine.executors.round_dedup`` gives them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

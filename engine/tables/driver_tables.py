@@ -4,7 +4,7 @@ times in epoch milliseconds (as the plain-Python rules take them), without a Spa
 For the small tables and small crawldbs a round reads whole: a Spark read of them costs
 a job per step (the snapshot, the file listing, the scan), a second a table, where
 delta-rs and pyarrow read them in milliseconds. Only tables whose files hold their whole
-rows (``engine.delta_files.plain_files``) are read so.
+rows (``engine.tables.delta_files.plain_files``) are read so.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ def is_plain(path: str) -> bool:
     """Whether the Delta table at ``path`` exists and its Parquet files alone give its rows."""
     from deltalake import DeltaTable
 
-    from engine.delta_files import is_delta_table, plain_files
+    from engine.tables.delta_files import is_delta_table, plain_files
 
     return is_delta_table(path) and plain_files(DeltaTable(path))
 

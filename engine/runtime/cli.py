@@ -15,10 +15,10 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from engine import write_behind
-from engine.layout import DataDir
-from engine.lock import DataDirLock, LockedError
-from engine.session import build_spark
+from engine.runtime import write_behind
+from engine.runtime.layout import DataDir
+from engine.runtime.lock import DataDirLock, LockedError
+from engine.runtime.session import build_spark
 from lib import plugins
 from lib.config import Config, ConfigError, load_config
 from lib.errors import UsageError
@@ -48,7 +48,10 @@ def job_parser(name: str, description: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-READ_ONLY_JOBS = {"readdb", "readseg"}  # every other job writes, and holds DIR/_lock (engine.lock)
+READ_ONLY_JOBS = {
+    "readdb",
+    "readseg",
+}  # every other job writes, and holds DIR/_lock (engine.runtime.lock)
 
 EXIT_LOCKED = 3  # another live job holds the data directory
 

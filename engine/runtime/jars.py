@@ -1,6 +1,6 @@
 """Record the Delta Lake jars Ivy resolved, for submit.sh's later ``--jars``.
 
-Run once by submit.sh (``spark-submit --packages io.delta:... engine/jars.py LIST``)
+Run once by submit.sh (``spark-submit --packages io.delta:... engine/runtime/jars.py LIST``)
 when it has no list of the jars yet, with Ivy's output in a log file: the jobs after it
 start with ``--jars`` and resolve nothing. Writes LIST (comma-separated ``file:`` URIs
 of the jars under the Ivy cache) atomically, so that a submit running at the same time
@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from engine.session import cache_dir
+from engine.runtime.session import cache_dir
 
 
 def ivy_jars(listed: str) -> list[str]:

@@ -47,15 +47,36 @@ def hdfs(tmp_path_factory):
     server.stop()
 
 
+def web_settings(agent_url: str | None, *settings: str, delay=TEST_SERVER_DELAY) -> list[str]:
+    """The settings of a crawl of a loopback test web, written once for every test: its
+    delay, its loopback addresses allowed, a User-Agent URL of its own (so that its
+    requests can be told apart in the shared request log; None: the default's), then
+    ``settings``, which may override any of them."""
+    shared = [f"fetcher.server.delay={delay}", "fetcher.allow.private.networks=true"]
+    if agent_url is not None:
+        shared.append(f"http.agent.url={agent_url}")
+    return [*shared, *settings]
+
+
+def conf_args(settings: list[str]) -> list[str]:
+    """``settings`` as a command line's ``--conf`` options."""
+    return [part for setting in settings for part in ("--conf", setting)]
+
+
+def web_conf_args(agent_url: str | None, *settings: str, delay=TEST_SERVER_DELAY) -> list[str]:
+    """``web_settings`` as ``--conf`` options."""
+    return conf_args(web_settings(agent_url, *settings, delay=delay))
+
+
+def web_conf(agent_url: str | None, *settings: str, delay=TEST_SERVER_DELAY):
+    """``web_settings`` over the defaults, as a loaded configuration."""
+    return load_config(overrides=web_settings(agent_url, *settings, delay=delay))
+
+
 @pytest.fixture()
 def conf():
     """The default configuration with the test web's delays."""
-    return load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "fetcher.allow.private.networks=true",
-        ]
-    )
+    return web_conf(None)
 
 
 @pytest.fixture(scope="session")
@@ -107,16 +128,9 @@ E2E_AGENT_URL = "https://trawl.invalid/test-e2e"
 
 
 def crawl_conf_args() -> list[str]:
-    """Configuration of the end-to-end crawl: the test delays, and a User-Agent of its own
-    so that its requests can be told apart in the shared request log."""
-    return [
-        "--conf",
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "--conf",
-        f"http.agent.url={E2E_AGENT_URL}",
-        "--conf",
-        "fetcher.allow.private.networks=true",
-    ]
+    """Configuration of the end-to-end crawl: the test web's settings, with a User-Agent
+    of its own."""
+    return web_conf_args(E2E_AGENT_URL)
 
 
 @pytest.fixture(scope="session")
@@ -140,6 +154,19 @@ def crawled(spark, web, tmp_path_factory):
     data = DataDir.at(root / "data")
     rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]
     return data, rows, entries_for(web, E2E_AGENT_URL)
+
+
+@pytest.fixture()
+def crawled_copy(crawled, tmp_path):
+    """``crawled`` with its data directory copied, for a test that changes it: the
+    tests that read ``crawled`` then find it as the crawl left it, whatever ran before."""
+    import shutil
+
+    from engine.runtime.layout import DataDir
+
+    data, rows, log = crawled
+    shutil.copytree(data.root, tmp_path / "data")
+    return DataDir.at(tmp_path / "data"), rows, log
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ apart in the request log."""
 import subprocess
 from pathlib import Path
 
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf_args
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = "https://trawl.invalid/test-run-{}".format
@@ -14,15 +14,7 @@ AGENT = "https://trawl.invalid/test-run-{}".format
 def web_crawl_args(data: Path | str, agent_url: str, *settings: str) -> list[str]:
     """``--data`` and the ``--conf`` settings of a crawl of the test web: its delay, its
     loopback addresses allowed, a User-Agent URL of its own, then ``settings``."""
-    args = ["--data", str(data)]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={agent_url}",
-        *settings,
-    ):
-        args += ["--conf", setting]
-    return args
+    return ["--data", str(data), *web_conf_args(agent_url, *settings)]
 
 
 def crawl_args(web, data: Path | str, name: str, rounds: int) -> list[str]:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf_args
 from deltalake import DeltaTable
 from weblog import entries_for
 
@@ -33,9 +33,6 @@ def plugin_crawl_args(web, folder: Path, agent_url: str) -> list[str]:
     seeds = folder / "seeds.txt"
     seeds.write_text("".join(f"{base}{route}\n" for route in ROUTES))
     settings = [
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={agent_url}",
         "fetcher.soft404.probe=false",
         "db.max.depth=1",
         "urlfilter.plugins=trawl_test_plugin:RefusePath",
@@ -47,7 +44,7 @@ def plugin_crawl_args(web, folder: Path, agent_url: str) -> list[str]:
         f"export.jsonl.dir={folder / 'jsonl'}",
     ]
     args = ["--seeds", str(seeds), "--rounds", "2", "--data", str(folder / "data")]
-    return args + [part for item in settings for part in ("--conf", item)]
+    return args + web_conf_args(agent_url, *settings)
 
 
 def check_plugin_crawl(web, folder: Path, agent_url: str) -> None:

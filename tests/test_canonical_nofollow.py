@@ -19,7 +19,7 @@ AGENT_URL = "https://trawl.invalid/test-canonical"
 
 
 @pytest.fixture(scope="module")
-def crawled(spark, web, tmp_path_factory):
+def canonical_crawl(spark, web, tmp_path_factory):
     root = tmp_path_factory.mktemp("canonical")
     base = web.site.base(0)
     seeds = root / "seeds.txt"
@@ -42,8 +42,8 @@ def crawldb_rows(spark, data: DataDir) -> dict:
     return {r["url"]: r for r in spark.read.format("delta").load(data.crawldb).collect()}
 
 
-def test_canonical_is_crawled_and_the_page_becomes_its_duplicate(spark, crawled):
-    data, base, log = crawled
+def test_canonical_is_crawled_and_the_page_becomes_its_duplicate(spark, canonical_crawl):
+    data, base, log = canonical_crawl
     assert [e for e in log if e["path"] == "/page/6"]  # added from the canonical link
     assert dedup.main(["--data", str(data.root)]) == 0
     rows = crawldb_rows(spark, data)
@@ -59,8 +59,8 @@ def test_canonical_is_crawled_and_the_page_becomes_its_duplicate(spark, crawled)
     assert crawldb_rows(spark, data)[page["url"]]["status"] == st.DUPLICATE
 
 
-def test_nofollow_links_are_never_requested(spark, crawled):
-    data, base, log = crawled
+def test_nofollow_links_are_never_requested(spark, canonical_crawl):
+    data, base, log = canonical_crawl
     paths = [e["path"] for e in log]
     assert "/nofollow/meta" in paths and "/nofollow/rel" in paths
     assert not [p for p in paths if p.startswith("/nf/")]

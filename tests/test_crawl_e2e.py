@@ -110,8 +110,8 @@ def test_updatedb_twice_changes_nothing(crawled, spark):
     assert sorted(again, key=key) == sorted(rows, key=key)
 
 
-def test_reinject_keeps_history_and_reports_bad_lines(crawled, spark, web, capsys, tmp_path):
-    data, rows, _ = crawled
+def test_reinject_keeps_history_and_reports_bad_lines(crawled_copy, spark, web, capsys, tmp_path):
+    data, rows, _ = crawled_copy
     seeds = tmp_path / "again.txt"
     seeds.write_text(f"{web.seeds[0]}\tscore=7\nhttp://\n")
     assert inject.main(["--seeds", str(seeds), "--data", str(data.root)]) == 0
@@ -139,8 +139,8 @@ def test_readdb_through_submit_sh(crawled):
     assert figures["fetched_hosts"] == 4
 
 
-def test_adddays_makes_fetched_pages_due_again(crawled, spark):
-    data, rows, _ = crawled
+def test_adddays_makes_fetched_pages_due_again(crawled_copy, spark):
+    data, rows, _ = crawled_copy
     before = set(data.segment_names())
     assert generate.main(["--data", str(data.root), "--adddays", "31", *crawl_conf_args()]) == 0
     (name,) = set(data.segment_names()) - before

@@ -9,7 +9,7 @@ the MinHash sketch's resemblance).
 """
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf_args
 from deltalake import DeltaTable
 
 from engine.runtime.layout import DataDir
@@ -31,16 +31,7 @@ def deduped(spark, web, tmp_path_factory):
         f"{base0}/page/2\tscore=2\n{base0}/copy/2\n{base0}/near/2\n{base0}/page/3\n"
         f"{base1}/page/2\n{base0}/page/5\tscore=2\n{base0}/near/5\n"
     )
-    conf = [
-        "--conf",
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "--conf",
-        "fetcher.allow.private.networks=true",
-        "--conf",
-        "http.agent.url=https://trawl.invalid/test-dedup",
-        "--conf",
-        "db.max.depth=0",  # only the seeds
-    ]
+    conf = web_conf_args("https://trawl.invalid/test-dedup", "db.max.depth=0")  # the seeds
     data = root / "data"
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
     by_crawl = verdicts(spark, data)
@@ -119,12 +110,7 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
         f"{base1}/page/2\n{base0}/page/5\tscore=2\n{base0}/near/5\n"
     )
     data = DataDir.at(str(tmp_path / "data"))
-    conf = [
-        *("--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}"),
-        *("--conf", "fetcher.allow.private.networks=true"),
-        *("--conf", "http.agent.url=https://trawl.invalid/test-dedup-own-pass"),
-        *("--conf", "db.max.depth=0"),
-    ]
+    conf = web_conf_args("https://trawl.invalid/test-dedup-own-pass", "db.max.depth=0")
     off = [*conf, "--conf", "crawl.dedup=false"]
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", data.root, *off]) == 0
     before = spark.read.format("delta").load(data.crawldb).collect()
@@ -158,14 +144,12 @@ def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, d
         f"{base1}/page/2\n{base0}/page/5\tscore=2\n{base0}/near/5\n"
     )
     data = tmp_path / "data"
-    conf = [
-        *("--conf", f"fetcher.server.delay={TEST_SERVER_DELAY}"),
-        *("--conf", "fetcher.allow.private.networks=true"),
-        *("--conf", "http.agent.url=https://trawl.invalid/test-dedup-spark-way"),
-        *("--conf", "db.max.depth=0"),
-        *("--conf", "crawl.dedup.driver.urls=0"),
-        *("--conf", "crawl.dedup.driver.round=0"),
-        *("--conf", "db.driver.urls=0"),  # updatedb by Spark, its pass inside
-    ]
+    conf = web_conf_args(
+        "https://trawl.invalid/test-dedup-spark-way",
+        "db.max.depth=0",
+        "crawl.dedup.driver.urls=0",
+        "crawl.dedup.driver.round=0",
+        "db.driver.urls=0",  # updatedb by Spark, its pass inside
+    )
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
     assert verdicts(spark, data) == {u: (r["status"], r["duplicate_of"]) for u, r in marked.items()}

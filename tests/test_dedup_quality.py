@@ -6,7 +6,7 @@ round's duplicates, crawl.dedup), then the full dedup pass, which must change no
 Prints recall by case and false duplicates among the distinct pages."""
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import TEST_SERVER_DELAY, web_conf_args
 
 from jobs import crawl, dedup
 from lib import vocabulary as st
@@ -38,7 +38,7 @@ def statuses(spark, data):
 
 
 @pytest.fixture(scope="module")
-def crawled(spark, news, tmp_path_factory):
+def news_crawl(spark, news, tmp_path_factory):
     root = tmp_path_factory.mktemp("newsdedup")
     corpus = news.site.news
     clusters = corpus.clusters()
@@ -46,28 +46,21 @@ def crawled(spark, news, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text("".join(f"{url}\n" for url in urls))
     data = root / "data"
-    conf = [
-        "--conf",
-        f"fetcher.server.delay={TEST_SERVER_DELAY / 10}",
-        "--conf",
-        "fetcher.allow.private.networks=true",
-        "--conf",
-        "http.agent.url=https://trawl.invalid/test-dedup-quality",
-        "--conf",
+    conf = web_conf_args(
+        "https://trawl.invalid/test-dedup-quality",
         "db.max.depth=0",
-        "--conf",
         "fetcher.soft404.probe=false",
-        "--conf",
         "fetcher.round.tail.defer=false",
-    ]
+        delay=TEST_SERVER_DELAY / 10,
+    )
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
     after_round = statuses(spark, data)
     assert dedup.main(["--data", str(data), *conf]) == 0
     return corpus, clusters, after_round, statuses(spark, data)
 
 
-def test_every_page_was_fetched(crawled):
-    corpus, clusters, rows, _ = crawled
+def test_every_page_was_fetched(news_crawl):
+    corpus, clusters, rows, _ = news_crawl
     listed = set(corpus.distinct_urls()) | {u for g in clusters.values() for c in g for u in c}
     assert all(rows[u][0] in (st.FETCHED, st.DUPLICATE) for u in listed)
     assert len(corpus.distinct_urls()) >= 10_000
@@ -79,8 +72,8 @@ def kept_one(cluster, rows) -> bool:
     return len(kept) == 1 and all(rows[u][1] == kept[0] for u in cluster if u != kept[0])
 
 
-def test_near_and_exact_copies_keep_exactly_one(crawled):
-    _, clusters, after_round, after_pass = crawled
+def test_near_and_exact_copies_keep_exactly_one(news_crawl):
+    _, clusters, after_round, after_pass = news_crawl
     figures = {}
     for case, groups in clusters.items():
         right = sum(kept_one(group, after_round) for group in groups)
@@ -92,8 +85,8 @@ def test_near_and_exact_copies_keep_exactly_one(crawled):
     assert figures["sentence"] >= 0.95 and figures["chrome"] >= 0.95
 
 
-def test_distinct_pages_are_not_marked(crawled):
-    corpus, clusters, after_round, _ = crawled
+def test_distinct_pages_are_not_marked(news_crawl):
+    corpus, clusters, after_round, _ = news_crawl
     copies = {u for g in clusters.values() for c in g for u in c[1:]}
     distinct = [u for u in corpus.distinct_urls() if u not in copies]
     false = [u for u in distinct if after_round[u][0] == st.DUPLICATE]
@@ -102,7 +95,7 @@ def test_distinct_pages_are_not_marked(crawled):
     assert share <= 0.001, false[:5]
 
 
-def test_the_full_pass_agrees_with_the_rounds(crawled):
-    _, _, after_round, after_pass = crawled
+def test_the_full_pass_agrees_with_the_rounds(news_crawl):
+    _, _, after_round, after_pass = news_crawl
     changed = [u for u in after_round if after_round[u] != after_pass[u]]
     assert not changed, [(u, after_round[u], after_pass[u]) for u in changed[:5]]

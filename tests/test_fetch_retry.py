@@ -9,14 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import TEST_SERVER_DELAY, web_conf
 from weblog import entries_for, politeness_violations, warc_page_responses
 
 from engine.runtime.layout import DataDir
 from jobs.fetch import fetch
 from jobs.generate import generate
 from jobs.inject import inject
-from lib.config import load_config
 
 pytestmark = [pytest.mark.spark, pytest.mark.web]
 AGENT_URL = "https://trawl.invalid/test-retry"
@@ -57,15 +56,7 @@ def test_killed_fetch_task_is_retried_without_duplicates(spark, web, tmp_path, c
     ring = web.site.ring
     urls = [f"{web.site.base(h)}/page/{k}" for h in range(ring) for k in range(1, 7)]
     seeds.write_text("\n".join(urls) + "\n")
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "fetcher.allow.private.networks=true",
-            f"http.agent.url={AGENT_URL}",
-            "fetcher.partitions=2",
-            "job.progress.interval=0.5",
-        ]
-    )
+    conf = web_conf(AGENT_URL, "fetcher.partitions=2", "job.progress.interval=0.5")
     inject(spark, conf, data, str(seeds))
     segment = data.segment(generate(spark, conf, data))
     killed: list[int] = []

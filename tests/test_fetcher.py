@@ -1,13 +1,12 @@
 """The partition fetcher against the local test web, without Spark."""
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf
 from warcio.archiveiterator import ArchiveIterator
 from weblog import by_host, entries_for, host_delays, politeness_violations
 
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
-from lib.config import load_config
 from lib.fetching.fetcher import PartitionFetcher
 from lib.url.normalize import host_of
 
@@ -17,16 +16,12 @@ AGENT_URL = "https://trawl.invalid/test-fetcher"
 
 @pytest.fixture(scope="module")
 def fetched(web, tmp_path_factory):
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            f"http.agent.url={AGENT_URL}",
-            "http.content.limit=100000",
-            "fetcher.threads.fetch=4",
-            "fetcher.allow.private.networks=true",
-            "http.redirect.max=3",
-            "fetcher.soft404.probe=false",
-        ]
+    conf = web_conf(
+        AGENT_URL,
+        "http.content.limit=100000",
+        "fetcher.threads.fetch=4",
+        "http.redirect.max=3",
+        "fetcher.soft404.probe=false",
     )
     base0, base1 = web.site.base(0), web.site.base(1)
     urls = (
@@ -119,14 +114,7 @@ def test_warc_has_a_response_per_answered_request(fetched):
 
 
 def test_a_redirect_to_a_page_fetched_in_an_earlier_round_is_recorded_not_followed(web):
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "http.agent.url=https://trawl.invalid/test-fetcher-known",
-            "fetcher.allow.private.networks=true",
-            "fetcher.soft404.probe=false",
-        ]
-    )
+    conf = web_conf("https://trawl.invalid/test-fetcher-known", "fetcher.soft404.probe=false")
     base = web.site.base(2)
     rows = [{"url": f"{base}/old-page", "host": host_of(base), "depth": 1, "score": 1.0}]
     known = {f"{base}/page/3"}
@@ -141,14 +129,7 @@ def test_a_redirect_to_a_page_fetched_in_an_earlier_round_is_recorded_not_follow
 def test_the_fetcher_and_its_archive_run_on_the_clock_they_are_given(web, tmp_path):
     """The clock and record IDs are parameters (defaulting to the real ones): a test can
     fix them, and every time the fetcher writes is then the one given."""
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "http.agent.url=https://trawl.invalid/test-fetcher-clock",
-            "fetcher.allow.private.networks=true",
-            "fetcher.soft404.probe=false",
-        ]
-    )
+    conf = web_conf("https://trawl.invalid/test-fetcher-clock", "fetcher.soft404.probe=false")
     base = web.site.base(3)
     rows = [
         {"url": f"{base}/page/{k}", "host": host_of(base), "depth": 1, "score": 1.0} for k in (1, 2)
@@ -180,15 +161,7 @@ def test_a_host_in_its_pause_from_the_last_round_is_held_back(web):
     import time
 
     agent = "https://trawl.invalid/test-fetcher-paced"
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            f"http.agent.url={agent}",
-            "fetcher.allow.private.networks=true",
-            "fetcher.soft404.probe=false",
-            "sitemap.fetch=false",
-        ]
-    )
+    conf = web_conf(agent, "fetcher.soft404.probe=false", "sitemap.fetch=false")
     held, free = web.site.base(0), web.site.base(2)
     rows = [
         {"url": f"{b}/page/1", "host": host_of(b), "depth": 1, "score": 1.0} for b in (held, free)

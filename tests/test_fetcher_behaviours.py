@@ -6,13 +6,12 @@ import tracemalloc
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import TEST_SERVER_DELAY, web_conf
 from warcio.archiveiterator import ArchiveIterator
 from weblog import by_host, entries_for, politeness_violations
 
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
-from lib.config import load_config
 from lib.fetching.fetcher import PartitionFetcher
 from lib.url.normalize import host_of
 from lib.vocabulary import REASON_TIME_LIMIT
@@ -25,15 +24,7 @@ def fetch(web, urls, *overrides, consume=list):
     """Fetch ``urls`` in one partition; page rows by URL, robots rows, this run's log
     (``consume``: takes the fetcher's row iterator, gives the rows in a list)."""
     agent_url = f"https://trawl.invalid/behaviour-{next(_tags)}"
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "fetcher.allow.private.networks=true",
-            f"http.agent.url={agent_url}",
-            "fetcher.soft404.probe=false",
-            *overrides,
-        ]
-    )
+    conf = web_conf(agent_url, "fetcher.soft404.probe=false", *overrides)
     rows = [{"url": u, "host": host_of(u), "depth": 1, "score": 1.0} for u in urls]
     results = consume(PartitionFetcher(conf, None).run(rows))
     pages = {r["url"]: r for r in results if r["origin"] != "robots"}
@@ -74,14 +65,10 @@ def test_each_robots_hop_has_its_row_pointing_at_its_own_record(web, tmp_path):
     """Issue 40: the row of /robots.txt said 200 and pointed at /robots-real.txt's record;
     now each hop has its row, its status and its own WARC record."""
     base, host = special(web, "robots_redirect")
-    conf = load_config(
-        overrides=[
-            f"fetcher.server.delay={TEST_SERVER_DELAY}",
-            "fetcher.allow.private.networks=true",
-            "http.agent.url=https://trawl.invalid/behaviour-robots-hops",
-            "fetcher.soft404.probe=false",
-            "sitemap.fetch=false",
-        ]
+    conf = web_conf(
+        "https://trawl.invalid/behaviour-robots-hops",
+        "fetcher.soft404.probe=false",
+        "sitemap.fetch=false",
     )
     path = tmp_path / "hops.warc.gz"
     warc = WarcFile(str(path), {"software": "test"})

@@ -6,7 +6,7 @@ import json
 
 import pyarrow as pa
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf_args
 from deltalake import DeltaTable, write_deltalake
 
 from engine.runtime.layout import DataDir
@@ -15,15 +15,8 @@ from lib.config import load_config
 
 
 def conf(*extra: str) -> list[str]:
-    settings = [
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        "http.agent.url=https://trawl.invalid/test-maintain",
-        "crawl.maintain=false",
-        "db.max.depth=1",
-        *extra,
-    ]
-    return [part for item in settings for part in ("--conf", item)]
+    agent = "https://trawl.invalid/test-maintain"
+    return web_conf_args(agent, "crawl.maintain=false", "db.max.depth=1", *extra)
 
 
 def crawldb_rows(data):

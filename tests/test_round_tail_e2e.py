@@ -9,6 +9,7 @@ import math
 import re
 
 import pytest
+from conftest import web_conf_args
 from weblog import by_host, disallowed_requests, entries_for, politeness_violations
 
 from lib import vocabulary as st
@@ -42,17 +43,13 @@ def tail_crawl(spark, tail_web, tmp_path_factory):
     root = tmp_path_factory.mktemp("tailcrawl")
     seeds = root / "seeds.txt"
     seeds.write_text("\n".join(tail_web.seeds) + "\n")
-    settings = [
-        f"fetcher.server.delay={DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-        "http.content.limit=2000000",
-        "job.progress.interval=1",
-    ]
+    settings = web_conf_args(
+        AGENT_URL, "http.content.limit=2000000", "job.progress.interval=1", delay=DELAY
+    )
     args = ["--seeds", str(seeds), "--rounds", "3", "--data", str(root / "data")]
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        code = crawl.main([*args, *sum((["--conf", s] for s in settings), [])])
+        code = crawl.main([*args, *settings])
     (root / "crawl.out").write_text(output.getvalue())  # for a failing test's reader
     assert code == 0
     data = DataDir.at(root / "data")

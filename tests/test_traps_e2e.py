@@ -8,7 +8,7 @@ good pages are all fetched.
 import json
 
 import pytest
-from conftest import TEST_SERVER_DELAY
+from conftest import web_conf_args
 from weblog import entries_for
 
 from engine.runtime.layout import DataDir
@@ -30,13 +30,7 @@ def trapped(spark, web, tmp_path_factory):
     seeds = root / "seeds.txt"
     seeds.write_text(home + "\n")
     args = ["--seeds", str(seeds), "--rounds", "5", "--data", str(root / "data")]
-    for setting in (
-        f"fetcher.server.delay={TEST_SERVER_DELAY}",
-        "fetcher.allow.private.networks=true",
-        f"http.agent.url={AGENT_URL}",
-        f"db.max.urls.per.pattern={PATTERN_CAP}",
-    ):
-        args += ["--conf", setting]
+    args += web_conf_args(AGENT_URL, f"db.max.urls.per.pattern={PATTERN_CAP}")
     assert crawl.main(args) == 0
     data = DataDir.at(root / "data")
     rows = [r.asDict() for r in spark.read.format("delta").load(data.crawldb).collect()]

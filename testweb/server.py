@@ -74,13 +74,15 @@ class _Host:
     def __init__(self, address: str, web: TestWeb):
         self.address = address
         self.web = web
-        self._hits: dict[str, int] = {}
+        self._hits: dict[tuple[str, str], int] = {}
         self.writers: set[asyncio.StreamWriter] = set()
 
-    def hit(self, path: str) -> int:
-        """How often ``path`` was asked of this host before."""
-        count = self._hits.get(path, 0)
-        self._hits[path] = count + 1
+    def hit(self, agent: str, path: str) -> int:
+        """How often ``path`` was asked of this host before by the client ``agent``
+        (its User-Agent): each client meets the stateful pages afresh, so that a test's
+        result does not depend on which tests asked them before it."""
+        count = self._hits.get((agent, path), 0)
+        self._hits[(agent, path)] = count + 1
         return count
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -119,7 +121,7 @@ class _Host:
             await _send(writer, Response(501, b"", "text/plain"), lambda: self._log(entry))
             return False
         web = self.web
-        hit = self.hit(request.path)
+        hit = self.hit(entry["ua"], request.path)
         response = web.site.respond(self.address, request.path, hit, web.epoch, web.epoch_time)
         response = not_modified(response, request.headers) or response
         entry["status"] = response.status

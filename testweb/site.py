@@ -22,8 +22,9 @@ Host ``i`` of ``n`` serves (``P`` = ``pages_per_host``; ``/copy/k`` is ``/page/k
 Hosts after the first ``ring_size`` ones are not linked from the ring; each plays one
 role of ``SPECIAL_ROLES`` (robots.txt unavailable, redirected or oversized, a failing
 server, a Crawl-delay too long, a slow server). Stateful endpoints answer by how often
-they were asked before (``hit``): ``/ratelimit/<s>`` (429 with Retry-After s, then 200),
-``/unavailable-date`` (503 with an HTTP-date Retry-After, then 200). Hostile ones:
+the same client (User-Agent) asked them before (``hit``): ``/ratelimit/<s>`` (429 with
+Retry-After s, then 200), ``/unavailable-date`` (503 with an HTTP-date Retry-After, then
+200). Hostile ones:
 ``/trickle`` (a byte at a time), ``/bomb`` (gzip of 20 MB of zeros), ``/loop/a`` <->
 ``/loop/b``, ``/reset`` (connection closed), ``/garbage`` (no valid status line).
 

@@ -15,10 +15,8 @@ import sys
 from functools import partial
 
 from crawldb.schema import FETCH, PARSE, SITEMAPS
-from engine.caches.fetch_pacing import hosts_not_before
-from engine.caches.probe_cache import fresh_probes
-from engine.caches.robots_cache import fresh_robots, store_robots
-from engine.executors import driver_fetch_work
+from engine.caches.robots_cache import store_robots
+from engine.executors import fetch_work
 from engine.executors.fetch_figures import FetchFigures, fetch_summary
 from engine.executors.task_parse import TaskParser, commit_parsed, finish_parse
 from engine.runtime import write_behind
@@ -35,9 +33,7 @@ from engine.runtime.progress import PROGRESS_KEY, StageProgress, progress
 from engine.runtime.session import session_conf
 from engine.tables import arrow, task_files
 from engine.tables.delta_commits import delta_commit_message
-from engine.tables.delta_files import read_current
 from engine.tables.metrics import record
-from engine.tables.store import read_crawldb
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
 from lib.clock import Stopwatch, now_ms
@@ -81,7 +77,7 @@ def fetch(spark, conf, data: DataDir, segment: Segment) -> dict:
     warming = arrow.warm_workers(spark, WORKER_MODULES)
     generated = segment.summary("generated")
     partitions = generated["partitions"]
-    work = work_rows(spark, conf, data, segment, partitions)
+    work = fetch_work.work_frame(spark, conf.as_dict(), data, segment, partitions)
     table = segment.table("fetch")
     run = task_files.new_run(segment.storage, *(segment.table(t) for t in SEGMENT_TABLES))
     # Spark parses the schemas' DDL: on the driver, not in the tasks.
@@ -154,94 +150,6 @@ def remove_failed_attempts(segment: Segment) -> None:
             segment.storage.delete(join(segment.warc_dir, name))
 
 
-def with_partition(fetchlist, partitions: int):
-    """The fetch list with the ``partition`` generate chose for each host (balanced by
-    expected fetch time); a fetch list written before partitioning is hashed by host."""
-    from pyspark.sql import functions as F
-
-    if "partition" in fetchlist.columns:
-        return fetchlist
-    return fetchlist.withColumn("partition", F.pmod(F.xxhash64("host"), F.lit(partitions)))
-
-
-def work_rows(spark, conf, data: DataDir, segment: Segment, partitions: int):
-    """The fetch tasks' work (``with_cached``'s rows): put together in the driver for a
-    small crawldb (``engine.executors.driver_fetch_work``), else by Spark."""
-    from pyspark.sql import functions as F
-
-    settings = conf.as_dict()
-    if driver_fetch_work.in_driver(settings, data, segment):
-        return driver_fetch_work.work_frame(spark, settings, data, segment)
-    fetchlist = read_current(spark, segment.table("fetchlist"))
-    fetchlist = with_partition(fetchlist, partitions)
-    robots, probed = fresh_robots(spark, data, conf), fresh_probes(spark, data, conf)
-    work = with_cached(fetchlist, robots, probed, fetched_before(spark, data, fetchlist))
-    hosts = [row["host"] for row in fetchlist.select("host").distinct().collect()]
-    moments = hosts_not_before(settings, data, segment, hosts)
-    if not moments:
-        return work
-    paced = spark.createDataFrame(list(moments.items()), "host STRING, not_before BIGINT")
-    placed = work.where(F.col("url").isNotNull()).select("host", "partition").distinct()
-    return work.unionByName(paced.join(placed, "host"), allowMissingColumns=True)
-
-
-def fetched_before(spark, data: DataDir, fetchlist):
-    """The crawldb's URLs (``known_url``) of the list's hosts that an earlier round
-    fetched and this one does not list: a redirect to one is recorded, not followed."""
-    from pyspark.sql import functions as F
-
-    crawldb = read_crawldb(spark, data).where(F.col("last_fetch_time").isNotNull())
-    known = crawldb.select("host", F.col("url").alias("known_url"))
-    listed = fetchlist.select(F.col("url").alias("known_url"))
-    return known.join(fetchlist.select("host").distinct(), "host", "left_semi").join(
-        listed, "known_url", "left_anti"
-    )
-
-
-def with_cached(fetchlist, robots, probed, known):
-    """The fetch list plus, with ``url`` NULL, one row per cached robots.txt, one per
-    host whose soft-404 probe answer is still fresh (``probed``) and one per URL fetched
-    before (``known``) -- for the hosts of the list only, each in its host's
-    ``partition`` -- so that each task finds its hosts' cached facts beside their URLs.
-    The list's own rows are not joined to anything: the cached rows are the ones that
-    look up their host's partition."""
-    from pyspark.sql import functions as F
-
-    listed = fetchlist.select(
-        "url",
-        "host",
-        "depth",
-        "score",
-        "etag",
-        "last_modified",
-        *[  # an older fetch list lacks some (tiers, the archived capture)
-            F.col(name) if name in fetchlist.columns else F.lit(None).cast(kind).alias(name)
-            for name, kind in (
-                ("tier", "string"),
-                ("priority", "double"),
-                ("payload_digest", "string"),
-            )
-        ],
-        # in epoch ms, as the fetcher's rows have times
-        F.unix_millis("capture_time").alias("capture_time")
-        if "capture_time" in fetchlist.columns
-        else F.lit(None).cast("bigint").alias("capture_time"),
-        F.col("partition").cast("int").alias("partition"),
-        F.lit(None).cast("int").alias("robots_status"),
-        F.lit(None).cast("binary").alias("robots_body"),
-        F.lit(None).cast("boolean").alias("probed"),
-        F.lit(None).cast("string").alias("known_url"),
-    )
-    placed = listed.select("host", "partition").distinct()
-    # The cached rows give only their own columns; the union fills the rest with NULL.
-    if robots is not None:
-        listed = listed.unionByName(robots.join(placed, "host"), allowMissingColumns=True)
-    if probed is not None:
-        hosts = probed.join(placed, "host").select("host", "partition", F.lit(True).alias("probed"))
-        listed = listed.unionByName(hosts, allowMissingColumns=True)
-    return listed.unionByName(known.join(placed, "host"), allowMissingColumns=True)
-
-
 def fetch_arrow(conf: dict, segment_path: str, run: str, stored: dict, batches):
     """Spark task (``mapInArrow``, see ``engine.tables.arrow``): the work rows of one partition
     in (each in its ``partition``: ``repartitionById``); its fetch-table rows go to a
@@ -289,6 +197,7 @@ def fetch_partition(conf: dict, segment: Segment, index: int, attempt: int, rows
             cache[row["host"]] = CachedRobots(row["robots_status"], bytes(row["robots_body"]))
     if not items:
         return
+    known.difference_update(row["url"] for row in items)  # listed: fetched this round anyway
     # Best first within each host: what the round's end defers is the least wanted, and
     # URLs deferred last round (all in the high tier) are not deferred again.
     items.sort(key=lambda row: (row["tier"] != "high", -(row["priority"] or 0.0)))

@@ -157,12 +157,18 @@ def main() -> int:
     parser.add_argument("--webs", nargs="+", default=list(WEBS), choices=list(WEBS))
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--write-doc", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the crawls' data directories and logs"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="trawl-bench-executors-"))
     try:
         results = [compare(work, name, args.repeats) for name in args.webs]
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep:
+            print(f"kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
     lines = table(results)
     print("\n".join(lines))
     if args.write_doc:

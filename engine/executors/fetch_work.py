@@ -1,0 +1,149 @@
+"""The fetch tasks' work rows (``crawldb.fetch_work``'s rule) put together where the
+crawldb is: in the driver for a small crawldb (``db.driver.urls``: the fetch list, the
+caches and the crawldb read through delta-rs, handed to Spark as one Arrow table), else
+by Spark's tasks (each table's rows turned into work rows per batch, then a union).
+Either way the rows then go to the fetch tasks by ``repartitionById`` on ``partition``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from crawldb import fetch_work
+from crawldb.schema import CRAWLDB, FETCHLIST, ROBOTS, SOFT404
+from engine.caches.fetch_pacing import hosts_not_before
+from engine.executors.driver_update import crawldb_in_driver
+from engine.runtime import write_behind
+from engine.runtime.layout import DataDir, Segment
+from engine.tables.delta_files import delta_columns, is_delta_table, read_current
+from engine.tables.driver_tables import arrow_table, is_plain
+from engine.tables.store import read_crawldb
+from lib.clock import now_ms
+
+WORK_DDL = (
+    "url STRING, host STRING, depth INT, score DOUBLE, etag STRING, last_modified STRING,"
+    " tier STRING, priority DOUBLE, payload_digest STRING, capture_time BIGINT,"
+    " partition INT, robots_status INT, robots_body BINARY, probed BOOLEAN,"
+    " known_url STRING, not_before BIGINT"
+)
+
+
+def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
+    """Whether the work rows are put together in the driver: a crawldb the driver takes,
+    a fetch list with partitions, and caches read plain."""
+    fetchlist = segment.table("fetchlist")
+    if not crawldb_in_driver(conf, data) or not is_plain(fetchlist):
+        return False
+    if "partition" not in delta_columns(fetchlist):
+        return False  # written before partitioning: Spark's way hashes the hosts
+    return all(is_plain(path) or not is_delta_table(path) for path in (data.robots, data.soft404))
+
+
+def work_frame(spark, conf: dict, data: DataDir, segment: Segment, partitions: int):
+    """The segment's work rows as a DataFrame, put together where the crawldb is."""
+    if in_driver(conf, data, segment):
+        return spark.createDataFrame(work_table(conf, data, segment))
+    return spark_work(spark, conf, data, segment, partitions)
+
+
+def robots_since(conf: dict, data: DataDir) -> int | None:
+    """The oldest time (epoch ms) of a cached robots.txt answer still fresh, or None
+    when none can be (no cache, or ``robots.cache.ttl`` off)."""
+    ttl = conf["robots.cache.ttl"]
+    write_behind.wait("robots")  # the last round's answers
+    if ttl <= 0 or not is_delta_table(data.robots):
+        return None
+    return now_ms() - ttl * 1000
+
+
+def probes_since(conf: dict, data: DataDir) -> int | None:
+    """The oldest time (epoch ms) of a cached soft-404 probe answer still fresh, or None
+    when none can be."""
+    ttl = conf["fetcher.soft404.probe.ttl"]
+    if not conf["fetcher.soft404.probe"] or ttl <= 0:
+        return None
+    write_behind.wait("soft404")  # the last round's answers
+    if not is_delta_table(data.soft404):
+        return None
+    return now_ms() - ttl * 1000
+
+
+def work_table(conf: dict, data: DataDir, segment: Segment):
+    """The work rows as one Arrow table, every table read whole through delta-rs."""
+    import pyarrow as pa
+
+    listed = arrow_table(segment.table("fetchlist"), FETCHLIST)
+    hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
+    placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
+    parts = [fetch_work.listed_rows(listed)]
+    if (oldest := robots_since(conf, data)) is not None:
+        robots = arrow_table(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"])
+        parts.append(fetch_work.robots_rows(robots, placed, oldest))
+    if (oldest := probes_since(conf, data)) is not None:
+        probes = arrow_table(data.soft404, SOFT404, ["host", "probed_at"])
+        parts.append(fetch_work.probe_rows(probes, placed, oldest))
+    moments = hosts_not_before(conf, data, segment, placed)
+    parts.append(fetch_work.pacing_rows(moments, placed))
+    crawldb = arrow_table(data.crawldb, CRAWLDB, ["url", "host", "last_fetch_time"])
+    parts.append(fetch_work.known_rows(crawldb, placed))
+    return pa.concat_tables(parts)
+
+
+def with_partition(fetchlist, partitions: int):
+    """The fetch list with its ``partition`` column (a list written before generate
+    placed hosts gets one by a hash of the host)."""
+    from pyspark.sql import functions as F
+
+    if "partition" in fetchlist.columns:
+        return fetchlist
+    return fetchlist.withColumn("partition", F.pmod(F.xxhash64("host"), F.lit(partitions)))
+
+
+def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: int):
+    """The work rows by Spark's tasks: each table's batches turned into work rows by
+    ``crawldb.fetch_work``'s functions, the round's hosts (host -> partition) given to
+    every task as a broadcast, then one union."""
+    from pyspark.sql import functions as F
+
+    fetchlist = with_partition(read_current(spark, segment.table("fetchlist")), partitions)
+    if "capture_time" in fetchlist.columns:  # in epoch ms, as the work rows have times
+        fetchlist = fetchlist.withColumn("capture_time", F.unix_millis("capture_time"))
+    pairs = fetchlist.select("host", F.col("partition").cast("int")).distinct().collect()
+    placed = {row["host"]: row["partition"] for row in pairs}
+    shared = spark.sparkContext.broadcast(placed)
+    parts = [fetchlist.mapInArrow(partial(_work_task, "listed", None, None), WORK_DDL)]
+    if (oldest := robots_since(conf, data)) is not None:
+        robots = read_current(spark, data.robots).select(
+            "host", F.unix_millis("fetched_at").alias("fetched_at"), "http_status", "content"
+        )
+        parts.append(robots.mapInArrow(partial(_work_task, "robots", shared, oldest), WORK_DDL))
+    if (oldest := probes_since(conf, data)) is not None:
+        probes = read_current(spark, data.soft404)
+        probes = probes.select("host", F.unix_millis("probed_at").alias("probed_at"))
+        parts.append(probes.mapInArrow(partial(_work_task, "probes", shared, oldest), WORK_DDL))
+    moments = hosts_not_before(conf, data, segment, placed)
+    if moments:
+        parts.append(spark.createDataFrame(fetch_work.pacing_rows(moments, placed)))
+    crawldb = read_crawldb(spark, data).select("url", "host", "last_fetch_time")
+    parts.append(crawldb.mapInArrow(partial(_work_task, "known", shared, None), WORK_DDL))
+    work = parts[0]
+    for part in parts[1:]:
+        work = work.unionByName(part)
+    return work
+
+
+def _work_task(kind: str, shared, oldest, batches):
+    """Task side: each batch of ``kind``'s table as work rows."""
+    import pyarrow as pa
+
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        if kind == "listed":
+            rows = fetch_work.listed_rows(table)
+        elif kind == "robots":
+            rows = fetch_work.robots_rows(table, shared.value, oldest)
+        elif kind == "probes":
+            rows = fetch_work.probe_rows(table, shared.value, oldest)
+        else:
+            rows = fetch_work.known_rows(table, shared.value)
+        yield from rows.to_batches()

@@ -49,6 +49,8 @@ DUE_COLUMNS = (
     *("fetch_interval", "reason", "change_count", "revisit_count", "retries", "fetch_time"),
 )
 GENERATED = "generate_time"
+# What due_rows tests and highest reads (with url for generate.filter, GENERATED too).
+HIGHEST_COLUMNS = ("fetch_time", "score", "pagerank")
 # The columns of a candidate row: the fetch list's (but its partition), pause, deferred.
 CANDIDATE_COLUMNS = (
     *("url", "host", "status", "score", "depth", "etag", "last_modified", "payload_digest"),

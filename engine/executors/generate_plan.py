@@ -36,6 +36,8 @@ CANDIDATE_DDL = (
 KEY_DDL = "tier STRING, priority DOUBLE, depth INT, url STRING"
 FIGURES_DDL = "host STRING, urls BIGINT, pause DOUBLE"
 HIGHEST_DDL = "pagerank DOUBLE, score DOUBLE"
+# What the hosts' figures of the rows within the budget read.
+FIGURE_COLUMNS = ("host", "url", "pause", "tier", "priority", "depth")
 
 
 @dataclass
@@ -126,40 +128,57 @@ def round_plan(spark, conf: dict, data: DataDir, figures: list[dict]):
 
 def spark_plan(spark, conf, data: DataDir, crawldb, now: int, held: list) -> FetchPlan:
     """The same selection by Spark's tasks on ``crawldb`` (a DataFrame); the frames it
-    cached are added to ``held``, for the caller to release."""
+    cached are added to ``held``, for the caller to release. The passes over the cached
+    candidates take only the columns they read across to Python."""
     settings = conf.as_dict()  # as shipped to a task (with the regex rules' text)
-    chosen = spark_selection(spark, crawldb, settings, now, data, held)
-    figures = parts(chosen, selection.host_figures)
+    chosen = spark_candidates(spark, crawldb, settings, now, data).cache()
+    held.append(chosen)
+    limits = spark_limits(chosen, settings)
+    counted = chosen.select(*FIGURE_COLUMNS)
+    figures = parts(counted, partial(_figures_within, limits))
     per_host, due_count, shares = round_plan(spark, settings, data, figures)
-    selected = chosen.mapInArrow(partial(_shares_task, shares), CANDIDATE_DDL)
+    selected = chosen.mapInArrow(partial(_selected_task, limits, shares), CANDIDATE_DDL)
     return FetchPlan(selected, per_host, due_count)
 
 
-def spark_selection(spark, crawldb, conf: dict, now: int, data=None, held=None):
+def spark_selection(spark, crawldb, conf: dict, now: int, data=None):
     """Steps 1 to 3 of ``crawldb.selection`` by Spark's tasks at ``now``: the candidates
-    within the budget (a DataFrame; cached, and added to ``held``, when ``held`` is
-    given). Without ``data``, no host has a cached robots.txt; ``conf``: the settings as
-    a dict, as shipped to a task."""
+    within the budget (a DataFrame). Without ``data``, no host has a cached robots.txt;
+    ``conf``: the settings as a dict, as shipped to a task."""
     chosen = spark_candidates(spark, crawldb, conf, now, data)
-    if held is not None:
-        chosen = chosen.cache()
-        held.append(chosen)
+    limits = spark_limits(chosen, conf)
+    return chosen.mapInArrow(partial(_selected_task, limits, {}), CANDIDATE_DDL)
+
+
+def spark_limits(chosen, conf: dict) -> dict | None:
+    """Step 3's limits (``crawldb.selection.budget_limits``) of the candidates
+    ``chosen``, or None without ``generate.topN``: the tiers' counts, then each
+    partition's best keys, the tier and the keys alone read by Python."""
     if conf["generate.topN"] < 0:
-        return chosen
-    quotas = budget_quotas(conf, parts(chosen, selection.tier_counts))
-    keys = chosen.mapInArrow(partial(_best_keys_task, quotas), KEY_DDL).toArrow()
-    limits = selection.budget_limits(keys, quotas)
-    return chosen.mapInArrow(partial(_limits_task, limits), CANDIDATE_DDL)
+        return None
+    quotas = budget_quotas(conf, parts(chosen.select("tier"), selection.tier_counts))
+    keys = chosen.select(*selection.KEY_COLUMNS)
+    best = keys.mapInArrow(partial(_best_keys_task, quotas), KEY_DDL).toArrow()
+    return selection.budget_limits(best, quotas)
 
 
 def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None):
     """Steps 1 and 2 by Spark: the highest score and PageRank of the due rows, then
     each partition of the due rows by ``group_key``, its candidates."""
+    from pyspark.sql import functions as F
+
     from crawldb.selection import GENERATED
 
     wanted = [*selection.DUE_COLUMNS, *([GENERATED] if conf["generate.update.crawldb"] else [])]
     source = crawldb.select(*[name for name in wanted if name in crawldb.columns])
-    tops = source.mapInArrow(partial(_highest_task, conf, now), HIGHEST_DDL).collect()
+    # A row due later cannot be due (``due_rows`` asks fetch_time <= now first): left in
+    # the scan, so that only a round's worth of rows crosses to Python, not the crawldb.
+    source = source.where(F.col("fetch_time") <= F.timestamp_millis(F.lit(now)))
+    # Only the columns the due test and the maxima read cross to Python for the maxima.
+    tested = [*selection.HIGHEST_COLUMNS, *(["url"] if conf["generate.filter"] else []), GENERATED]
+    tested = [name for name in tested if name in source.columns]
+    highest_task = partial(_highest_task, conf, now)
+    tops = source.select(*tested).mapInArrow(highest_task, HIGHEST_DDL).collect()
     top = selection.combined(tuple(row) for row in tops)
     pauses = spark_pauses(spark, conf, data) if data is not None else {}
     keyed_ddl = f"{_ddl(source)}, group_key STRING"
@@ -244,17 +263,20 @@ def _best_keys_task(quotas: dict, batches):
         yield from selection.best_keys(table, quotas).to_batches()
 
 
-def _limits_task(limits: dict, batches):
-    import pyarrow as pa
-
-    for batch in batches:
-        yield from selection.within_limits(pa.Table.from_batches([batch]), limits).to_batches()
+def _within(table, limits: dict | None):
+    return table if limits is None else selection.within_limits(table, limits)
 
 
-def _shares_task(shares: dict, batches):
+def _figures_within(limits: dict | None, table):
+    return selection.host_figures(_within(table, limits))
+
+
+def _selected_task(limits: dict | None, shares: dict, batches):
+    """The candidates within the budget, then (a partition holds its hosts whole)
+    within the round's shares."""
     table = _whole(batches)
     if table is not None:
-        yield from selection.within_shares(table, shares).to_batches()
+        yield from selection.within_shares(_within(table, limits), shares).to_batches()
 
 
 def _figures_task(figures_of, batches):

@@ -180,6 +180,18 @@ def within_host_cap(table: pa.Table, conf: Mapping[str, Any]) -> pa.Table:
     return table.take(pa.array(np.sort(index[rank <= cap])))
 
 
+def within_budget_reach(table: pa.Table, budget: int) -> pa.Table:
+    """The rows among the first ``budget`` of their tier (in the tier's order): no other
+    row can be within the budget, whatever the other parts of the rows hold, and the
+    tiers' quotas are the same from counts cut at the budget (``tier_quotas`` takes at
+    most the budget from a tier). A part's candidates are cut so before the budget's
+    passes; with no budget (``budget`` < 0) every row is kept."""
+    if budget < 0 or table.num_rows <= budget:
+        return table
+    index, rank = ranked(table, table.column("tier"), by_priority(table))
+    return table.take(pa.array(np.sort(index[rank <= budget])))
+
+
 def tier_counts(table: pa.Table) -> dict[str, int]:
     """The rows of each tier."""
     counts = pc.value_counts(table.column("tier")).to_pylist()

@@ -77,6 +77,7 @@ def driver_selection(crawldb, conf: dict, now: int, pauses_of=lambda hosts: {}):
     due = due_in_scope(crawldb, conf, now, url_filter_of(conf))
     pauses = pauses_of(set(due.column("host").to_pylist()))
     chosen = selection.candidates(due, conf, now, selection.highest(due), pauses)
+    chosen = selection.within_budget_reach(chosen, conf["generate.topN"])
     if conf["generate.topN"] < 0:
         return chosen
     quotas = budget_quotas(conf, [selection.tier_counts(chosen)])
@@ -254,7 +255,8 @@ def _due_task(conf: dict, now: int, batches):
 def _candidates_task(conf: dict, now: int, top: tuple, pauses: dict, batches):
     table = _whole(batches)  # the partition holds its group keys whole
     if table is not None:
-        yield from selection.candidates(table, conf, now, top, pauses).to_batches()
+        chosen = selection.candidates(table, conf, now, top, pauses)
+        yield from selection.within_budget_reach(chosen, conf["generate.topN"]).to_batches()
 
 
 def _best_keys_task(quotas: dict, batches):

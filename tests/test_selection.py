@@ -270,3 +270,31 @@ def test_the_group_key_keeps_variants_and_domains_together():
     for host in HOSTS:
         assert selection.group_key(host) == selection.group_key(host.removeprefix("www."))
         assert selection.group_key(host) == registered_domain(host)
+
+
+def test_tier_counts_cut_at_the_budget_give_the_same_quotas():
+    """What ``within_budget_reach`` relies on: a tier's count beyond the budget changes
+    no quota, so a part may drop the rows past the budget in its tier."""
+    rng = random.Random(5)
+    for _ in range(2000):
+        budget = rng.randrange(0, 60)
+        counts = [rng.randrange(0, 120) for _ in range(3)]
+        shares = [rng.random() for _ in range(3)]
+        shares = [share / sum(shares) for share in shares]
+        cut = [min(count, budget) for count in counts]
+        assert tier_quotas(budget, counts, shares) == tier_quotas(budget, cut, shares)
+
+
+def test_the_rows_past_the_budget_in_their_tier_are_cut_and_no_other():
+    within_budget_reach = selection.within_budget_reach
+    table = pa.table(
+        {
+            "tier": ["high", "high", "high", "low", "low", "medium"],
+            "priority": [0.9, 0.8, 0.95, 0.1, 0.2, 0.5],
+            "depth": [1, 1, 2, 1, 1, 1],
+            "url": ["a", "b", "c", "d", "e", "f"],
+        }
+    )
+    assert within_budget_reach(table, 2).column("url").to_pylist() == ["a", "c", "d", "e", "f"]
+    assert within_budget_reach(table, -1).num_rows == 6
+    assert within_budget_reach(table, 0).num_rows == 0

@@ -21,20 +21,16 @@ from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_PROBE
 
 
-def fresh_probes(spark, data: DataDir, conf):
-    """The hosts whose cached probe answer is still fresh (column ``host``), or None
-    when nothing can be."""
-    from pyspark.sql import functions as F
-
+def fresh_since(conf, data: DataDir) -> int | None:
+    """The oldest time (epoch ms) of a cached probe answer still fresh, or None when
+    none can be (no cache, probes off, or ``fetcher.soft404.probe.ttl`` off)."""
     ttl = conf["fetcher.soft404.probe.ttl"]
     if not conf["fetcher.soft404.probe"] or ttl <= 0:
         return None
     write_behind.wait("soft404")  # the last round's answers
     if not is_delta_table(data.soft404):
         return None
-    oldest = now_ms() - ttl * 1000
-    table = read_current(spark, data.soft404)
-    return table.where(F.unix_millis("probed_at") >= F.lit(oldest)).select("host")
+    return now_ms() - ttl * 1000
 
 
 def segment_answers(spark, segment: Segment):

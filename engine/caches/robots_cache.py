@@ -19,16 +19,24 @@ from lib.clock import now_ms
 from lib.vocabulary import ORIGIN_ROBOTS
 
 
+def fresh_since(conf, data: DataDir) -> int | None:
+    """The oldest time (epoch ms) of a cached robots.txt answer still fresh, or None
+    when none can be (no cache, or ``robots.cache.ttl`` off)."""
+    ttl = conf["robots.cache.ttl"]
+    write_behind.wait("robots")  # the last round's answers
+    if ttl <= 0 or not is_delta_table(data.robots):
+        return None
+    return now_ms() - ttl * 1000
+
+
 def fresh_robots(spark, data: DataDir, conf, hosts=None):
     """Cached robots answers still fresh: for the hosts in the DataFrame ``hosts``, or
     all of them (None when there is no cache)."""
     from pyspark.sql import functions as F
 
-    ttl = conf["robots.cache.ttl"]
-    write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not is_delta_table(data.robots):
+    oldest = fresh_since(conf, data)
+    if oldest is None:
         return None
-    oldest = now_ms() - ttl * 1000
     table = read_current(spark, data.robots)
     fresh = table.where(F.unix_millis("fetched_at") >= F.lit(oldest))
     if hosts is not None:
@@ -43,11 +51,9 @@ def fresh_robots_rows(conf, data: DataDir, hosts) -> list[tuple]:
     of the cached answers still fresh, of ``hosts``."""
     from engine.tables.driver_tables import python_rows
 
-    ttl = conf["robots.cache.ttl"]
-    write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not is_delta_table(data.robots):
+    oldest = fresh_since(conf, data)
+    if oldest is None:
         return []
-    oldest = now_ms() - ttl * 1000
     columns = ["host", "fetched_at", "http_status", "content"]
     return [
         (row["host"], row["http_status"], row["content"])

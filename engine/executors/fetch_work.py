@@ -11,14 +11,13 @@ from functools import partial
 
 from crawldb import fetch_work
 from crawldb.schema import CRAWLDB, FETCHLIST, ROBOTS, SOFT404
+from engine.caches import probe_cache, robots_cache
 from engine.caches.fetch_pacing import hosts_not_before
 from engine.executors.driver_update import crawldb_in_driver
-from engine.runtime import write_behind
 from engine.runtime.layout import DataDir, Segment
 from engine.tables.delta_files import delta_columns, is_delta_table, read_current
 from engine.tables.driver_tables import arrow_table, is_plain
 from engine.tables.store import read_crawldb
-from lib.clock import now_ms
 
 WORK_DDL = (
     "url STRING, host STRING, depth INT, score DOUBLE, etag STRING, last_modified STRING,"
@@ -46,28 +45,6 @@ def work_frame(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
     return spark_work(spark, conf, data, segment, partitions)
 
 
-def robots_since(conf: dict, data: DataDir) -> int | None:
-    """The oldest time (epoch ms) of a cached robots.txt answer still fresh, or None
-    when none can be (no cache, or ``robots.cache.ttl`` off)."""
-    ttl = conf["robots.cache.ttl"]
-    write_behind.wait("robots")  # the last round's answers
-    if ttl <= 0 or not is_delta_table(data.robots):
-        return None
-    return now_ms() - ttl * 1000
-
-
-def probes_since(conf: dict, data: DataDir) -> int | None:
-    """The oldest time (epoch ms) of a cached soft-404 probe answer still fresh, or None
-    when none can be."""
-    ttl = conf["fetcher.soft404.probe.ttl"]
-    if not conf["fetcher.soft404.probe"] or ttl <= 0:
-        return None
-    write_behind.wait("soft404")  # the last round's answers
-    if not is_delta_table(data.soft404):
-        return None
-    return now_ms() - ttl * 1000
-
-
 def work_table(conf: dict, data: DataDir, segment: Segment):
     """The work rows as one Arrow table, every table read whole through delta-rs."""
     import pyarrow as pa
@@ -76,10 +53,10 @@ def work_table(conf: dict, data: DataDir, segment: Segment):
     hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
     placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
     parts = [fetch_work.listed_rows(listed)]
-    if (oldest := robots_since(conf, data)) is not None:
+    if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = arrow_table(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"])
         parts.append(fetch_work.robots_rows(robots, placed, oldest))
-    if (oldest := probes_since(conf, data)) is not None:
+    if (oldest := probe_cache.fresh_since(conf, data)) is not None:
         probes = arrow_table(data.soft404, SOFT404, ["host", "probed_at"])
         parts.append(fetch_work.probe_rows(probes, placed, oldest))
     moments = hosts_not_before(conf, data, segment, placed)
@@ -112,12 +89,12 @@ def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
     placed = {row["host"]: row["partition"] for row in pairs}
     shared = spark.sparkContext.broadcast(placed)
     parts = [fetchlist.mapInArrow(partial(_work_task, "listed", None, None), WORK_DDL)]
-    if (oldest := robots_since(conf, data)) is not None:
+    if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = read_current(spark, data.robots).select(
             "host", F.unix_millis("fetched_at").alias("fetched_at"), "http_status", "content"
         )
         parts.append(robots.mapInArrow(partial(_work_task, "robots", shared, oldest), WORK_DDL))
-    if (oldest := probes_since(conf, data)) is not None:
+    if (oldest := probe_cache.fresh_since(conf, data)) is not None:
         probes = read_current(spark, data.soft404)
         probes = probes.select("host", F.unix_millis("probed_at").alias("probed_at"))
         parts.append(probes.mapInArrow(partial(_work_task, "probes", shared, oldest), WORK_DDL))

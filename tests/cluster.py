@@ -100,7 +100,9 @@ class StandaloneCluster:
                 alive = [w for w in self.state()["workers"] if w["state"] == "ALIVE"]
                 if len(alive) == self.workers:
                     return
-            except OSError:
+            except (OSError, ValueError):
+                # Not up yet; or up, but its root page answers /json/ as HTML until the
+                # JSON handler is attached (a race the suite's file order can expose).
                 pass
             time.sleep(0.5)
         logs = {p.name: p.read_text()[-1500:] for p in self.folder.glob("*.log")}

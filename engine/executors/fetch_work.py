@@ -88,39 +88,44 @@ def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
     pairs = fetchlist.select("host", F.col("partition").cast("int")).distinct().collect()
     placed = {row["host"]: row["partition"] for row in pairs}
     shared = spark.sparkContext.broadcast(placed)
-    parts = [fetchlist.mapInArrow(partial(_work_task, "listed", None, None), WORK_DDL)]
+    parts = [fetchlist.mapInArrow(partial(_work_task, fetch_work.listed_rows, None, ()), WORK_DDL)]
     if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = read_current(spark, data.robots).select(
             "host", F.unix_millis("fetched_at").alias("fetched_at"), "http_status", "content"
         )
-        parts.append(robots.mapInArrow(partial(_work_task, "robots", shared, oldest), WORK_DDL))
+        parts.append(
+            robots.mapInArrow(
+                partial(_work_task, fetch_work.robots_rows, shared, (oldest,)), WORK_DDL
+            )
+        )
     if (oldest := probe_cache.fresh_since(conf, data)) is not None:
         probes = read_current(spark, data.soft404)
         probes = probes.select("host", F.unix_millis("probed_at").alias("probed_at"))
-        parts.append(probes.mapInArrow(partial(_work_task, "probes", shared, oldest), WORK_DDL))
+        parts.append(
+            probes.mapInArrow(
+                partial(_work_task, fetch_work.probe_rows, shared, (oldest,)), WORK_DDL
+            )
+        )
     moments = hosts_not_before(conf, data, segment, placed)
     if moments:
         parts.append(spark.createDataFrame(fetch_work.pacing_rows(moments, placed)))
     crawldb = read_crawldb(spark, data).select("url", "host", "last_fetch_time")
-    parts.append(crawldb.mapInArrow(partial(_work_task, "known", shared, None), WORK_DDL))
+    parts.append(
+        crawldb.mapInArrow(partial(_work_task, fetch_work.known_rows, shared, ()), WORK_DDL)
+    )
     work = parts[0]
     for part in parts[1:]:
         work = work.unionByName(part)
     return work
 
 
-def _work_task(kind: str, shared, oldest, batches):
-    """Task side: each batch of ``kind``'s table as work rows."""
+def _work_task(rule, shared, args: tuple, batches):
+    """Task side: each batch as work rows by ``rule`` (a ``crawldb.fetch_work`` function),
+    given the round's hosts (``shared``, a broadcast; None: the rule takes the batch
+    alone) and ``args``."""
     import pyarrow as pa
 
     for batch in batches:
         table = pa.Table.from_batches([batch])
-        if kind == "listed":
-            rows = fetch_work.listed_rows(table)
-        elif kind == "robots":
-            rows = fetch_work.robots_rows(table, shared.value, oldest)
-        elif kind == "probes":
-            rows = fetch_work.probe_rows(table, shared.value, oldest)
-        else:
-            rows = fetch_work.known_rows(table, shared.value)
+        rows = rule(table) if shared is None else rule(table, shared.value, *args)
         yield from rows.to_batches()

@@ -10,6 +10,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="$ROOT/.venv"
 CACHE="${TRAWL_CACHE:-$HOME/.cache/trawl}"
 export TRAWL_CACHE="$CACHE" TRAWL_CONF_DIR="${TRAWL_CONF_DIR:-$ROOT/conf}"
+# Exit codes of its own: the environment could not be set up (no Java, or one too old; the
+# Python packages or the Delta Lake jars could not be installed). Never 1, which
+# generate returns when nothing is due, nor 2, a mistake in the command.
+EXIT_SETUP=4
+JAVA_NEEDED=17
 
 usage() {
   cat <<'USAGE'
@@ -37,9 +42,30 @@ Other commands:
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
 
+Exit codes: 0 done; 1 nothing to do; 2 a mistake in what was given; 3 the data directory is
+locked by another job; 4 the environment could not be set up (Java, packages, jars);
+255 the job failed. (README.md, "Exit codes".)
+
 Environment: TRAWL_CACHE (jar cache), TRAWL_DRIVER_MEMORY (default 2g), PYTHON (interpreter
 used to create .venv, default python3.11 or python3).
 USAGE
+}
+
+require_java() {
+  # Checked before anything else: Spark needs Java $JAVA_NEEDED or later, and without it
+  # every later step fails with a message about something else.
+  local java="${JAVA_HOME:+$JAVA_HOME/bin/}java" version major
+  if ! version="$("$java" -version 2>&1 | head -n 1)" || [[ "$version" != *version* ]]; then
+    echo "submit.sh: Java $JAVA_NEEDED or later is needed and none was found (tried '$java';" \
+      "install OpenJDK $JAVA_NEEDED, e.g. apt-get install openjdk-$JAVA_NEEDED-jre-headless, or set JAVA_HOME)" >&2
+    exit "$EXIT_SETUP"
+  fi
+  major="$(sed -E 's/.*version "(1\.)?([0-9]+).*/\2/' <<<"$version")"
+  if ! [[ "$major" =~ ^[0-9]+$ ]] || (( major < JAVA_NEEDED )); then
+    echo "submit.sh: Java $JAVA_NEEDED or later is needed; '$java' is: $version" \
+      "(install OpenJDK $JAVA_NEEDED, or set JAVA_HOME to it)" >&2
+    exit "$EXIT_SETUP"
+  fi
 }
 
 bootstrap() {
@@ -57,7 +83,7 @@ bootstrap() {
       && "$VENV/bin/python" -m pip install --quiet -e "$ROOT[test]"; } > "$log" 2>&1; then
     echo "submit.sh: installing the Python packages failed; the end of $log:" >&2
     tail -n 30 "$log" >&2
-    exit 1
+    exit "$EXIT_SETUP"
   fi
   echo "$wanted" > "$stamp"
 }
@@ -119,7 +145,7 @@ resolve_jars() {
       "$ROOT/engine/runtime/jars.py" "$jar_list" > "$log" 2>&1 || ! cached_jars "$jar_list"; then
     echo "submit.sh: the Delta Lake jars could not be fetched; the end of $log:" >&2
     tail -n 20 "$log" >&2
-    exit 1
+    exit "$EXIT_SETUP"
   fi
 }
 
@@ -190,13 +216,13 @@ command="${1:-}"
 [[ -n "$command" ]] && shift
 case "$command" in
   crawl|inject|generate|fetch|parse|updatedb|readdb|readseg|dedup|rank|maintain|demo)
-    bootstrap; run_job "$command" "$@" ;;
+    require_java; bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
   test)
-    bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
+    require_java; bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
   setup)
-    bootstrap ;;
+    require_java; bootstrap ;;
   -h|--help|help|"")
     usage ;;
   *)

@@ -22,9 +22,13 @@ falling back to an Airflow Variable when left empty:
 * ``trawl_home`` (Variable ``trawl_home``, default: the checkout holding this file).
 
 Rounds never overlap: ``max_active_runs=1`` per DAG, and every Trawl job holds the data
-directory's lock, so the maintenance DAG and a round wait for each other (a job that
-finds the lock taken exits 3 and its task is retried). ``generate`` exiting 1 (nothing
-due, as Nutch's generate) skips the rest of the round instead of failing it. Each stage
+directory's lock, so the maintenance DAG and a round wait for each other. A task is
+retried only on the exit codes that a later attempt can change (README.md, "Exit
+codes"): 3 (another job holds the lock) and 255 (the job failed: a lost executor, a full
+disk). 2 (a mistake in what was given: a seed file without a usable line, an unknown
+key), 4 (submit.sh could not set up Java, packages or jars) and any other code fail the
+task at once. ``generate`` exiting 1 (nothing due, as Nutch's generate) skips the rest
+of the round instead of failing it. Each stage
 takes the oldest segment waiting for it, so a round that failed half way is completed
 by the next one.
 """
@@ -37,11 +41,13 @@ from pathlib import Path
 
 from airflow.providers.standard.operators.bash import BashOperator
 from airflow.sdk import DAG, Param
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 DEFAULT_HOME = str(Path(__file__).resolve().parent.parent)
 NOTHING_DUE = 1  # generate's exit code when no URL is due
 NOTHING_TO_DO = 1  # parse's exit code when no segment waits for it
 NO_SEEDS = 99  # the inject task's own exit code when no seed file is given
+RETRIED = (3, 255)  # the lock is held; the job failed. Any other failure is not retried.
 
 PARAMS = {
     "data_dir": Param(
@@ -80,9 +86,27 @@ SHARED = {
 }
 
 
-def trawl(task_id: str, job: str, extra: str = "", **kwargs) -> BashOperator:
+class TrawlJob(BashOperator):
+    """A ``submit.sh`` command whose failure is retried only when its exit code is one
+    of ``RETRIED``: a mistake in what was given fails the same way on every attempt."""
+
+    def execute(self, context):
+        """Run the command; a failure not to be retried raises ``AirflowFailException``."""
+        try:
+            return super().execute(context)
+        except AirflowSkipException:
+            raise
+        except AirflowException as exc:
+            process = self.subprocess_hook.sub_process
+            code = process.returncode if process is not None else None
+            if code in RETRIED:
+                raise
+            raise AirflowFailException(f"submit.sh exited {code}: not retried") from exc
+
+
+def trawl(task_id: str, job: str, extra: str = "", **kwargs) -> TrawlJob:
     """A task running ``submit.sh JOB`` with the run's data directory, master and settings."""
-    return BashOperator(task_id=task_id, bash_command=f"{SUBMIT} {job}{COMMON}{extra}", **kwargs)
+    return TrawlJob(task_id=task_id, bash_command=f"{SUBMIT} {job}{COMMON}{extra}", **kwargs)
 
 
 with DAG(
@@ -92,7 +116,7 @@ with DAG(
     params=PARAMS,
     **SHARED,
 ) as crawl_round:
-    inject = BashOperator(
+    inject = TrawlJob(
         task_id="inject",
         bash_command=(
             "{% if not params.seeds %}exit " + str(NO_SEEDS) + "{% endif %}\n"

@@ -1,7 +1,8 @@
 """inject: merge the URLs of a seed file into the crawldb as unfetched (data flow step 1).
 
 Usage: ``submit.sh inject --seeds FILE --data DIR``. Malformed lines are reported with
-their line number and skipped; a URL already in the crawldb keeps its history.
+their line number and skipped; a URL already in the crawldb keeps its history. A seed file
+without one usable line is a mistake in what was given: exit 2, naming the file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from engine.runtime.layout import DataDir, require_file
 from engine.runtime.progress import progress
 from engine.tables.metrics import record
 from lib.clock import Stopwatch
+from lib.errors import UsageError
 
 ERRORS_SHOWN = 20
 
@@ -27,7 +29,7 @@ def build_parser():
 
 
 def run(spark, conf, args) -> int:
-    """Inject the seed file; returns 0, or 1 when no line could be used."""
+    """Inject the seed file; returns 0 (``UsageError`` when no line could be used)."""
     data = DataDir.at(args.data, conf)
     return inject(spark, conf, data, args.seeds)
 
@@ -49,7 +51,11 @@ def inject(spark, conf, data: DataDir, seeds_path: str) -> int:
     progress("inject", [("urls", accepted), ("malformed lines", error_count)])
     summary = {"urls": accepted, "malformed_lines": error_count, "seconds": clock.seconds}
     record(spark, data.root, "inject", None, summary)
-    return 0 if accepted or not error_count else 1
+    if not accepted:
+        raise UsageError(
+            f"{seeds_path} holds no usable seed line ({error_count} malformed): nothing injected"
+        )
+    return 0
 
 
 def inject_by_spark(spark, conf, data: DataDir, seeds_path: str):

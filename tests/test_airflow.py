@@ -11,6 +11,7 @@ import pytest
 from airflowenv import python
 from conftest import ROOT
 from crawlruns import AGENT, seeds_file, web_crawl_args
+from deltalake import DeltaTable
 from weblog import entries_for, host_delays, politeness_violations
 
 from lib import vocabulary as st
@@ -69,6 +70,7 @@ def airflow(tmp_path_factory):
         print(f"{dag_id}: {result}")  # the task states, for the record
         return shapes, errors, result
 
+    run.interpreter, run.env = interpreter, env
     return run
 
 
@@ -106,3 +108,45 @@ def test_a_crawl_round_and_maintenance_run_in_airflow(airflow, web, spark, tmp_p
     assert ranked.count() >= len(fetched)
     jobs = [r["job"] for r in spark.read.format("delta").load(str(data / "metrics")).collect()]
     assert jobs.count("maintain") == 1
+
+
+def test_only_a_locked_data_directory_or_a_failed_job_is_retried(airflow, tmp_path):
+    done = subprocess.run(
+        [
+            str(airflow.interpreter),
+            str(ROOT / "tests" / "airflow" / "exit_codes.py"),
+            str(ROOT / "dags" / "trawl_crawl.py"),
+            *map(str, (0, 1, 2, 3, 4, 99, 255)),
+        ],
+        env=airflow.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    outcomes = json.loads(done.stdout.splitlines()[-1])
+    assert outcomes == {
+        "0": "done",
+        "1": "failed",  # the tasks that may exit 1 skip on it (skip_on_exit_code)
+        "2": "failed",
+        "3": "retried",
+        "4": "failed",
+        "99": "skipped",
+        "255": "retried",
+    }
+
+
+def test_a_seed_file_without_a_usable_line_fails_the_round_without_retry(airflow, tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("not a url\n")
+    run_conf = {"data_dir": str(tmp_path / "data"), "seeds": str(seeds)}
+    _, _, result = airflow("trawl_crawl_round", run_conf, tmp_path / "round.log")
+    assert result["state"] == "failed"
+    assert result["tasks"]["inject"] == "failed"  # at once: not up_for_retry
+    assert result["tasks"]["generate"] == "upstream_failed"
+    # inject ran once (its metrics row) and found the line malformed: nothing written.
+    metrics = DeltaTable(str(tmp_path / "data" / "metrics")).to_pyarrow_table().to_pylist()
+    assert [(row["job"], dict(row["figures"])["malformed_lines"]) for row in metrics] == [
+        ("inject", 1.0)
+    ]
+    assert not (tmp_path / "data" / "crawldb").exists()

@@ -88,3 +88,19 @@ def test_a_data_directory_without_a_crawldb_is_named(tmp_path):
         f"crawl: {tmp_path / 'empty'} has no crawldb: give --seeds FILE (or submit URLs to"
         " the API) for the first round"
     ]
+
+
+@pytest.mark.spark
+def test_a_seed_file_without_a_usable_line_stops_inject_and_crawl_with_exit_code_2(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("# two lines, neither a URL Trawl can crawl\nnot a url\nftp://a.test/x\n")
+    data = tmp_path / "data"
+    expected = f"{seeds} holds no usable seed line (2 malformed): nothing injected"
+    for job, extra in (("inject", []), ("crawl", ["--rounds", "1"])):
+        done = submit(job, "--seeds", str(seeds), "--data", str(data), *extra)
+        lines = trawl_lines(done)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert lines[-1] == f"{job}: {expected}", lines
+        assert sum("line skipped" in line for line in lines) == 2, lines
+        assert "Traceback" not in done.stdout + done.stderr
+        assert not (data / "crawldb").exists()  # nothing written, no empty crawldb

@@ -59,6 +59,8 @@ def inject_in_driver(spark, conf: dict, data: DataDir, seeds_path: str, message:
         url = row["url"]
         rows[url] = earlier(rows[url], row) if url in rows else row
     errors = list(filter(is_error, parsed))
+    if not rows:  # nothing to write: no empty crawldb made either
+        return 0, errors
     if not is_delta_table(data.crawldb):
         create_in_driver(
             spark, data, [changed_row(None, row, False) for row in rows.values()], message
@@ -94,12 +96,13 @@ def merge_seeds(spark, conf, data: DataDir, seeds, message: str) -> int:
         .values()
     )
     seed_frame = python_df(spark, rows, CRAWLDB).cache()
-    if crawldb_exists(spark, data):
+    accepted = seed_frame.count()
+    # No seed: nothing to write, and no empty crawldb made either.
+    if accepted and crawldb_exists(spark, data):
         changed = _merged(spark, data, seed_frame, settings["db.injector.update"])
         merge_rows(spark, data, changed, message)
-    else:  # the first inject writes the seeds as the crawldb's first version
+    elif accepted:  # the first inject writes the seeds as the crawldb's first version
         create_crawldb(spark, data, with_timestamps(seed_frame, CRAWLDB), message)
-    accepted = seed_frame.count()
     seed_frame.unpersist()
     return accepted
 

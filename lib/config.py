@@ -10,6 +10,7 @@ type of the declared default.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
@@ -46,13 +47,17 @@ def defaults_path() -> Path:
 
 # Derived, not a setting: the regex filter file's (path, content), read on the driver.
 REGEX_RULES_TEXT = "_urlfilter.regex.text"
+# Derived, not a setting: the keys whose value is still the defaults file's
+# (lib.fetching.agent: a crawl beyond loopback must name its agent).
+KEYS_AT_DEFAULT = "_keys.at.default"
 
 
 class Config(Mapping[str, Any]):
     """Read-only mapping of every configuration key to its effective value."""
 
-    def __init__(self, values: Mapping[str, Any]):
+    def __init__(self, values: Mapping[str, Any], defaults: Mapping[str, Any] | None = None):
         self._values = dict(values)
+        self._defaults = dict(defaults or {})
 
     def __getitem__(self, key: str) -> Any:
         try:
@@ -78,7 +83,20 @@ class Config(Mapping[str, Any]):
         no conf folder, so the regex filter file's content travels in it too."""
         values = dict(self._values)
         values[REGEX_RULES_TEXT] = conf_file_text(values["urlfilter.regex.file"])
+        if self._defaults:  # else a Config made of another's dict: its list is kept
+            values[KEYS_AT_DEFAULT] = self.keys_at_default()
         return values
+
+    def keys_at_default(self) -> list[str]:
+        """The keys whose value is still the defaults file's (none known for a Config
+        made of a plain dict: then the dict's own ``KEYS_AT_DEFAULT``)."""
+        if not self._defaults:
+            return list(self._values.get(KEYS_AT_DEFAULT, ()))
+        return sorted(
+            key
+            for key, value in self._values.items()
+            if key in self._defaults and self._defaults[key] == value
+        )
 
 
 def conf_file_text(name: str) -> tuple[str, str] | None:
@@ -108,7 +126,7 @@ def load_config(
     for key, text in pairs:
         value = _checked(key, _convert(key, text, defaults), defaults, source="--conf")
         values[key] = _layered(values, key, value)
-    return Config(values)
+    return Config(values, defaults)
 
 
 def _layered(values: Mapping[str, Any], key: str, value: Any) -> Any:
@@ -169,7 +187,7 @@ def _checked(key: str, value: Any, defaults: Mapping[str, Any], source: str) -> 
     if key.startswith(SPARK_PREFIX):
         return value
     if key not in defaults:
-        raise ConfigError(f"{source}: {_unknown_key_message(key, defaults)}")
+        raise ConfigError(f"{source}: {_unquoted_key_message(key, value, defaults)}")
     expected = type(defaults[key])
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
@@ -217,6 +235,30 @@ def _spark_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _unquoted_key_message(key: str, value: Any, defaults: Mapping[str, Any]) -> str:
+    """Why a site file's key is refused. TOML reads an unquoted dotted key as nested
+    tables (``http.agent.name = "X"`` as ``http``), so a table whose dotted names are
+    Trawl's or Spark's keys gets the quoted spelling to write instead."""
+    dotted = dict(_dotted(key, value)) if isinstance(value, dict) else {}
+    known = [name for name in dotted if name in defaults or name.startswith(SPARK_PREFIX)]
+    if not known:
+        return _unknown_key_message(key, defaults)
+    name = known[0]
+    return (
+        f"TOML read the unquoted key {name} as a table {key!r}: quote dotted keys, "
+        f'"{name}" = {json.dumps(dotted[name])}'
+    )
+
+
+def _dotted(prefix: str, table: dict) -> Iterator[tuple[str, Any]]:
+    """A nested table's leaves as ``(dotted name, value)``."""
+    for name, value in table.items():
+        if isinstance(value, dict) and f"{prefix}.{name}" not in PLUGIN_KEYS:
+            yield from _dotted(f"{prefix}.{name}", value)
+        else:
+            yield f"{prefix}.{name}", value
 
 
 def _unknown_key_message(key: str, known: Iterable[str]) -> str:

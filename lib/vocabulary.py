@@ -58,6 +58,7 @@ REASON_MALFORMED = "malformed_response"
 REASON_TIME_LIMIT = "time_limit"  # the fetch's time limit ended it (fetcher.timelimit.mins)
 REASON_PRIVATE = "private_address"  # the host resolved to an address Trawl may not ask
 REASON_DNS = "dns_error"
+REASON_AGENT = "agent_unnamed"  # a host beyond loopback, the agent left at its defaults
 REASON_CIRCUIT = "host_circuit_open"  # the host failed too often this round
 
 # ---- origins (column fetch.origin): why a row of the fetch table was requested

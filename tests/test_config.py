@@ -103,3 +103,22 @@ def test_executors_need_no_conf_folder(monkeypatch):
     url_filter = UrlFilter(shipped)
     assert url_filter.regex is not None
     assert url_filter.reject("http://a.test/page") is None
+
+
+@pytest.mark.parametrize(
+    "text, quoted",
+    [
+        ('http.agent.name = "X"\n', '"http.agent.name" = "X"'),
+        ("spark.executor.memory = '4g'\n", '"spark.executor.memory" = "4g"'),
+        ("[generate]\ntopN = 5\n", '"generate.topN" = 5'),
+        ("fetcher.parse = false\n", '"fetcher.parse" = false'),
+    ],
+)
+def test_a_dotted_key_left_unquoted_in_a_site_file_is_told_to_be_quoted(tmp_path, text, quoted):
+    site = tmp_path / "site.toml"
+    site.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        load_config([site])
+    message = str(refused.value)
+    assert message.startswith(f"{site}: TOML read the unquoted key "), message
+    assert message.endswith(f"quote dotted keys, {quoted}"), message

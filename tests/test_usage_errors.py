@@ -104,3 +104,31 @@ def test_a_seed_file_without_a_usable_line_stops_inject_and_crawl_with_exit_code
         assert sum("line skipped" in line for line in lines) == 2, lines
         assert "Traceback" not in done.stdout + done.stderr
         assert not (data / "crawldb").exists()  # nothing written, no empty crawldb
+
+
+@pytest.mark.spark
+def test_a_crawl_beyond_loopback_with_the_default_agent_stops_before_any_request(tmp_path):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://agent-check.test/\n")
+    data = tmp_path / "data"
+    # The private networks allowed, as the tests' webs do: the agent alone refuses.
+    done = submit(
+        "crawl",
+        "--seeds",
+        str(seeds),
+        "--data",
+        str(data),
+        "--rounds",
+        "1",
+        "--conf",
+        "fetcher.allow.private.networks=true",
+    )
+    lines = trawl_lines(done)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert lines[-1].startswith("crawl: http.agent.name (now 'Trawl') and http.agent.url"), lines
+    assert lines[-1].endswith("before fetching agent-check.test"), lines
+    assert "Traceback" not in done.stdout + done.stderr
+    # Generated, never fetched: a rerun with the agent named fetches that segment.
+    (segment,) = (data / "segments").iterdir()
+    assert (segment / "_generated.done").exists()
+    assert not (segment / "fetch").exists() and not (segment / "_fetched.done").exists()

@@ -18,6 +18,7 @@ from engine.runtime.layout import DataDir, Segment
 from engine.tables.delta_files import delta_columns, is_delta_table, read_current
 from engine.tables.driver_tables import arrow_table, is_plain
 from engine.tables.store import read_crawldb
+from lib.fetching.agent import require_named_agent
 
 WORK_DDL = (
     "url STRING, host STRING, depth INT, score DOUBLE, etag STRING, last_modified STRING,"
@@ -52,6 +53,7 @@ def work_table(conf: dict, data: DataDir, segment: Segment):
     listed = arrow_table(segment.table("fetchlist"), FETCHLIST)
     hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
     placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
+    require_named_agent(conf, placed)  # before any request
     parts = [fetch_work.listed_rows(listed)]
     if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = arrow_table(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"])
@@ -87,6 +89,7 @@ def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
         fetchlist = fetchlist.withColumn("capture_time", F.unix_millis("capture_time"))
     pairs = fetchlist.select("host", F.col("partition").cast("int")).distinct().collect()
     placed = {row["host"]: row["partition"] for row in pairs}
+    require_named_agent(conf, placed)  # before any request
     shared = spark.sparkContext.broadcast(placed)
     parts = [fetchlist.mapInArrow(partial(_work_task, fetch_work.listed_rows, None, ()), WORK_DDL)]
     if (oldest := robots_cache.fresh_since(conf, data)) is not None:

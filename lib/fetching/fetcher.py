@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 from lib import vocabulary as st
 from lib.archive.warc import WarcFile
 from lib.exchange import Exchange, PriorCapture
+from lib.fetching.agent import unnamed_keys
 from lib.fetching.hoststate import HostState, now_utc, parse_retry_after
 from lib.fetching.http import HttpClient
 from lib.fetching.politeness import DONE, PoliteScheduler, Wait
@@ -106,7 +107,11 @@ class PartitionFetcher:
         self.not_before = not_before or {}
         self.attempt = attempt
         self.threads = conf["fetcher.threads.fetch"]
-        self.resolver = Resolver(conf["fetcher.dns.ttl"], conf["fetcher.allow.private.networks"])
+        self.resolver = Resolver(
+            conf["fetcher.dns.ttl"],
+            conf["fetcher.allow.private.networks"],
+            loopback_only=bool(unnamed_keys(conf)),
+        )
         self.client: HttpClient | None = None
         self.scheduler = PoliteScheduler()
         self.hosts: dict[str, HostState] = {}

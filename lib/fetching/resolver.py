@@ -4,7 +4,8 @@ The fetcher connects to exactly the address this module checked, so a host canno
 the check with one DNS answer and be reached at another (no DNS-rebinding gap). Unless
 ``fetcher.allow.private.networks`` is set, addresses that are loopback, private,
 link-local (169.254.169.254, the cloud metadata service), multicast, reserved or
-unspecified are refused, on every request and every redirect hop.
+unspecified are refused, on every request and every redirect hop. While the crawler's
+agent is unnamed (``lib.fetching.agent``), every address but loopback is refused too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from lib.vocabulary import REASON_DNS, REASON_PRIVATE
+from lib.fetching.agent import is_loopback_address
+from lib.vocabulary import REASON_AGENT, REASON_DNS, REASON_PRIVATE
 
 
 class AddressRefused(Exception):
@@ -48,7 +50,8 @@ def refusal(address: str) -> str | None:
 
 
 class Resolver:
-    """``getaddrinfo`` with a per-host cache (``ttl`` seconds) and the address policy."""
+    """``getaddrinfo`` with a per-host cache (``ttl`` seconds) and the address policy;
+    ``loopback_only``: the agent is unnamed, and only loopback addresses are reached."""
 
     def __init__(
         self,
@@ -56,9 +59,11 @@ class Resolver:
         allow_private: bool,
         lookup: Callable = socket.getaddrinfo,
         clock: Callable[[], float] = time.monotonic,
+        loopback_only: bool = False,
     ):
         self.ttl = ttl
         self.allow_private = allow_private
+        self.loopback_only = loopback_only
         self.lookup = lookup
         self.clock = clock
         self._cache: dict[tuple[str, int], tuple[float, list]] = {}
@@ -86,9 +91,18 @@ class Resolver:
         return allowed
 
     def _allowed(self, host: str, answers: list[tuple]) -> list[tuple]:
-        if self.allow_private:
-            return answers
-        allowed = [a for a in answers if refusal(a[4][0]) is None]
+        allowed = answers
+        if not self.allow_private:
+            allowed = [a for a in answers if refusal(a[4][0]) is None]
+        if allowed and self.loopback_only:
+            allowed = [a for a in allowed if is_loopback_address(a[4][0])]
+            if not allowed:
+                raise AddressRefused(
+                    host,
+                    REASON_AGENT,
+                    "not a loopback address, and http.agent.name or http.agent.url is "
+                    "left at the default: set them to crawl beyond this machine",
+                )
         if not allowed:
             kinds = sorted({f"{a[4][0]} ({refusal(a[4][0])})" for a in answers})
             raise AddressRefused(

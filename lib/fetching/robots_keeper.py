@@ -16,12 +16,12 @@ from lib.fetching.rows import robots_row
 from lib.fetching.sitemap_queue import SitemapQueue
 from lib.fetching.tasks import CachedRobots, Handler, Request, RobotsTask
 from lib.url.normalize import resolve, scheme_of
-from lib.vocabulary import REASON_DNS, REASON_PRIVATE
+from lib.vocabulary import REASON_AGENT, REASON_DNS, REASON_PRIVATE
 
 ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2
 REDIRECTS = (301, 302, 303, 307, 308)
 # Failures that concern the host rather than the URL: its other URLs get the same outcome.
-HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY}
+HOST_FAILURES = {REASON_PRIVATE: st.NOT_FOUND, REASON_DNS: st.RETRY, REASON_AGENT: st.RETRY}
 
 
 class RobotsKeeper:

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from api.auth import RateLimiter, owner_of
+from api.auth import RateLimiter, api_keys, owner_of
 from api.callbacks import CallbackSender
 from api.job_views import job_state
 from api.models import ERRORS
@@ -44,7 +44,7 @@ def create_app(root: str, conf) -> FastAPI:
     app.state.trawl = ApiState(
         tables=tables,
         conf=conf,
-        keys={owner_of(key): key for key in conf["api.keys"]},
+        keys={owner_of(key): key for key in api_keys(conf)},
         limiter=RateLimiter(conf["api.rate.limit"]),
         url_filter=UrlFilter(conf),
     )

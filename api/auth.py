@@ -1,6 +1,7 @@
-"""Who calls: the bearer key of ``api.keys`` behind a call, and its rate limit."""
+"""Who calls: the bearer key behind a call (``api_keys``), and its rate limit."""
 
 import hashlib
+import os
 import secrets
 import threading
 import time
@@ -32,6 +33,27 @@ class RateLimiter:
                 return 60 - (moment - calls[0])
             calls.append(moment)
             return 0.0
+
+
+KEYS_VARIABLE = "TRAWL_API_KEYS"  # comma-separated keys, kept out of ps and shell history
+
+
+class KeysFileError(ValueError):
+    """The file ``api.keys.file`` names cannot be read."""
+
+
+def api_keys(conf) -> list[str]:
+    """The keys accepted: ``api.keys``, the lines of ``api.keys.file`` and the
+    comma-separated ``TRAWL_API_KEYS`` of the environment, in that order, once each."""
+    keys = list(conf["api.keys"])
+    if path := conf["api.keys.file"]:
+        try:
+            with open(path, encoding="utf-8") as lines:
+                keys += [k.strip() for k in lines if k.strip() and not k.startswith("#")]
+        except OSError as exc:
+            raise KeysFileError(f"api.keys.file {path}: {exc.strerror}") from exc
+    keys += [k.strip() for k in os.environ.get(KEYS_VARIABLE, "").split(",") if k.strip()]
+    return list(dict.fromkeys(keys))
 
 
 def owner_of(key: str) -> str:

@@ -91,7 +91,7 @@ class JobsResponse(BaseModel):
     jobs: list[JobSummary]
 
 
-class DomainStats(BaseModel):
+class HostStats(BaseModel):
     """A host of the crawldb."""
 
     host: str
@@ -99,8 +99,24 @@ class DomainStats(BaseModel):
     fetched: int
 
 
-class DomainsResponse(BaseModel):
+class HostsResponse(BaseModel):
     """The hosts with most URLs."""
+
+    hosts: list[HostStats]
+
+
+class DomainStats(BaseModel):
+    """A registered domain of the crawldb (``example.co.uk`` for ``www.example.co.uk``;
+    an IP address is its own)."""
+
+    domain: str
+    urls: int
+    fetched: int
+    hosts: int
+
+
+class DomainsResponse(BaseModel):
+    """The registered domains with most URLs."""
 
     domains: list[DomainStats]
 

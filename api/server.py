@@ -36,17 +36,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"api: {exc}", file=sys.stderr)
         return 2
     from api.app import create_app
+    from api.auth import KEYS_VARIABLE, KeysFileError, api_keys
 
     root = os.path.abspath(args.data)
+    try:
+        keys = api_keys(conf)
+    except KeysFileError as exc:
+        print(f"api: {exc}", file=sys.stderr)
+        return 2
     app = create_app(root, conf)
     if args.write_openapi:
         with open(args.write_openapi, "w", encoding="utf-8") as out:
             json.dump(app.openapi(), out, indent=2, sort_keys=True)
             out.write("\n")
         return 0
-    if not conf["api.keys"]:
+    if not keys:
         print(
-            "api: no API key configured: set api.keys (--conf api.keys=KEY1,KEY2)", file=sys.stderr
+            f"api: no API key configured: set {KEYS_VARIABLE}=KEY1,KEY2 in the environment,"
+            " or api.keys.file to a file of keys",
+            file=sys.stderr,
         )
         return 2
     import uvicorn

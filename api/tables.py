@@ -26,6 +26,7 @@ from deltalake import DeltaTable, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
 from engine.runtime.layout import DataDir
+from lib.url.domains import registered_domain
 
 TIME = pa.timestamp("us", tz="UTC")
 SCHEMAS = {
@@ -92,21 +93,28 @@ class ApiTables:
         table = read_delta(self.data.crawldb, None, pc.field("url").isin(urls), CRAWLDB_COLUMNS)
         return {row["url"]: row for row in table.to_pylist()}
 
-    def crawldb_hosts(self, top: int) -> list[dict]:
-        """The ``top`` hosts with most URLs in the crawldb, with fetched pages."""
+    def crawldb_sites(self, top: int, by: str) -> list[dict]:
+        """The ``top`` sites with most URLs in the crawldb, with fetched pages and hosts:
+        ``by`` ``host``, or ``domain`` (a host's registered domain)."""
         table = read_delta(self.data.crawldb, None, None, ["host", "status"])
         if table.num_rows == 0:
             return []
-        fetched = pc.equal(table["status"], "fetched")
+        fetched = pc.cast(pc.equal(table["status"], "fetched"), pa.int64())
+        table = table.append_column("fetched", fetched)
+        if by == "domain":
+            hosts = pc.unique(table["host"]).to_pylist()
+            domains = pa.array([registered_domain(host) for host in hosts])
+            index = pc.index_in(table["host"], value_set=pa.array(hosts))
+            table = table.append_column("domain", pc.take(domains, index))
         counted = (
-            table.append_column("fetched", pc.cast(fetched, pa.int64()))
-            .group_by("host")
-            .aggregate([("host", "count"), ("fetched", "sum")])
-            .sort_by([("host_count", "descending"), ("host", "ascending")])
+            table.group_by(by)
+            .aggregate([("fetched", "count"), ("fetched", "sum"), ("host", "count_distinct")])
+            .sort_by([("fetched_count", "descending"), (by, "ascending")])
             .slice(0, top)
         )
         return [
-            {"host": r["host"], "urls": r["host_count"], "fetched": r["fetched_sum"]}
+            {by: r[by], "urls": r["fetched_count"], "fetched": r["fetched_sum"]}
+            | ({"hosts": r["host_count_distinct"]} if by == "domain" else {})
             for r in counted.to_pylist()
         ]
 

@@ -32,7 +32,7 @@ and --verbose for Spark's log on the terminal instead of DIR/logs/; run a comman
   readdb     crawldb statistics (--stats [--json]), top hosts (--hosts N), dump (--dump OUT),
              one URL (--url URL)
   readseg    list segments (--list), dump one (--dump SEGMENT OUT), one URL (--get SEGMENT URL)
-  dedup      mark exact (SHA-256) and near (SimHash) duplicates in the crawldb
+  dedup      mark exact (SHA-256), near (SimHash, MinHash) and canonical duplicates
   rank       PageRank over the link graph, written to the crawldb (pagerank)
   maintain   compact the crawldb, VACUUM old versions, retire old segments' tables
 
@@ -206,10 +206,11 @@ run_job() {
     submit+=(--py-files "$ROOT/build/trawl.zip")
   fi
   # The JVM's own notice of the incubator module Spark enables is not Trawl's to show.
-  # (fd 3: the terminal's stderr, where the filter writes; closed for the job itself.)
+  # (fd 3: the terminal's stderr, where the filter writes; closed for the job itself.
+  # The filter outlives a Ctrl-C, so that the job's last line still reaches the terminal.)
   exec 3>&2
   exec "${submit[@]}" "$ROOT/jobs/$job.py" ${args[@]+"${args[@]}"} \
-    2> >(grep --line-buffered -v '^WARNING: Using incubator modules' >&3) 3>&-
+    2> >(trap '' INT; exec grep --line-buffered -v '^WARNING: Using incubator modules' >&3) 3>&-
 }
 
 command="${1:-}"

@@ -14,7 +14,7 @@ Usage: ``submit.sh maintain --data DIR``. Each step runs when its threshold says
 
 It holds the data directory's lock as every writer does, so it never runs beside
 another job; ``crawl`` runs it after a round when a threshold is reached
-(``crawl.maintain``, off by default). What it did is
+(``crawl.maintain``, on by default). What it did is
 in ``DIR/_maintained.json`` and the metrics table (job ``maintain``).
 """
 

@@ -133,3 +133,41 @@ def test_driver_killed_then_rerun_loses_nothing(
         assert sorted(urls) == sorted(r["url"] for r in listed.collect())  # one row each
     log = entries_for(web, AGENT(stage))
     assert politeness_violations(log, host_delays(web)) == []
+
+
+def test_ctrl_c_stops_a_crawl_with_one_line_and_a_rerun_goes_on(
+    spark, web, reference, reference_round_one, tmp_path
+):
+    data = tmp_path / "data"
+    shutil.copytree(reference_round_one, data)
+    out = tmp_path / "out.txt"
+    with open(out, "w") as sink:
+        process = subprocess.Popen(
+            crawl_args(web, data, "ctrl-c", 1),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while not during_fetch(DataDir.at(data), web, "ctrl-c"):
+            assert process.poll() is None, f"crawl ended before fetch: {out.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, "never reached fetch"
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C does, to the foreground group
+        assert process.wait(timeout=120) == 130, out.read_text()[-3000:]
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    printed = out.read_text()
+    assert "Traceback" not in printed, printed[-3000:]
+    assert printed.rstrip().splitlines()[-1] == (
+        "crawl: interrupted; the stages already done are kept: run the same command again to go on"
+    )
+    assert not (data / "_lock").exists()  # released on the way out
+    assert not second_segment(DataDir.at(data)).done("fetched")
+
+    run_to_end([*crawl_args(web, data, "ctrl-c", 0)], out)  # finishes the segment
+    assert "finishing segment" in out.read_text()
+    assert crawldb_summary(spark, data) == reference
+    assert politeness_violations(entries_for(web, AGENT("ctrl-c")), host_delays(web)) == []

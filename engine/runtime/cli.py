@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import errno
+import logging
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 
@@ -59,6 +62,7 @@ EXIT_USAGE = 2  # a mistake in what the user gave (lib.errors.UsageError), told 
 # The job raised: distinct from 1, which generate returns when nothing is due (as in
 # Nutch, whose jobs return -1 on failure), so that a scheduler can tell them apart.
 EXIT_FAILED = 255
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as a shell reports a command it interrupted
 
 
 def job_main(
@@ -100,13 +104,18 @@ def job_main(
 def _run(name: str, conf: Config, args, run: Callable) -> int:
     try:
         spark = build_spark(name, conf, args.master)
+        _on_interrupt()
         result = run(spark, conf, args)
         write_behind.wait()
     except UsageError as exc:
         _wait_for_side_writes()
         print(f"{name}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        return _stopped_by_interrupt(name)
     except Exception as exc:
+        if _interrupted.is_set():  # the JVM's shutdown, seen by the driver's calls
+            return _stopped_by_interrupt(name)
         traceback.print_exc()
         _wait_for_side_writes()
         if disk_full(exc):
@@ -114,6 +123,30 @@ def _run(name: str, conf: Config, args, run: Callable) -> int:
         print(f"{name}: failed (exit code {EXIT_FAILED})", file=sys.stderr)
         return EXIT_FAILED
     return result if isinstance(result, int) else 0
+
+
+INTERRUPTED = "interrupted; the stages already done are kept: run the same command again to go on"
+_interrupted = threading.Event()
+
+
+def _on_interrupt() -> None:
+    """Ctrl-C ends the job with one line and ``EXIT_INTERRUPTED``. It reaches the whole
+    foreground group, Spark's JVM too, whose shutdown then fails the driver's calls into
+    it: those failures (and py4j's logged tracebacks) are the interruption's, not news.
+    Replaces PySpark's handler, which asks the JVM to cancel its jobs as it goes down."""
+
+    def interrupted(_signal, _frame):
+        _interrupted.set()
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, interrupted)
+
+
+def _stopped_by_interrupt(name: str) -> int:
+    print(f"{name}: {INTERRUPTED}", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
 
 
 NO_SPACE = "No space left on device"  # ENOSPC's text, in Python's and the JVM's errors

@@ -66,10 +66,8 @@ def job_pages(tables: ApiTables, rows: list[dict], raw: bool) -> list[Page]:
     for row in rows:
         parse = parsed.get(row["url"]) or {}
         body = None
-        where = fetched.get(row["url"])
-        if raw and where and where["warc_file"]:
-            folder = join(tables.data.segment(row["segment"]).warc_dir, where["warc_file"])
-            body = base64.b64encode(read_payload(folder, where["warc_offset"])).decode()
+        if raw and (where := archived_at(tables, row, fetched.get(row["url"]))):
+            body = base64.b64encode(read_payload(*where)).decode()
         items.append(
             Page(
                 url=row["url"],
@@ -82,6 +80,19 @@ def job_pages(tables: ApiTables, rows: list[dict], raw: bool) -> list[Page]:
             )
         )
     return items
+
+
+def archived_at(tables: ApiTables, row: dict, fetched: dict | None) -> tuple[str, int] | None:
+    """(WARC file, offset) of the record holding the page's current payload: the
+    crawldb's capture, which a revisit (a 304, an identical payload) leaves in place;
+    else, for a crawldb of an older Trawl, the last fetch's record."""
+    if row.get("capture_segment") and row.get("warc_file"):
+        folder = tables.data.segment(row["capture_segment"]).warc_dir
+        return join(folder, row["warc_file"]), row["warc_offset"]
+    if fetched and fetched["warc_file"]:
+        folder = tables.data.segment(row["segment"]).warc_dir
+        return join(folder, fetched["warc_file"]), fetched["warc_offset"]
+    return None
 
 
 def job_urls(tables: ApiTables, job_id: str) -> list[str]:

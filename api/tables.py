@@ -62,6 +62,8 @@ SCHEMAS = {
     ),
 }
 CRAWLDB_COLUMNS = ["url", "host", "status", "reason", "last_fetch_time", "title", "segment"]
+# Where the page's current payload is archived (a crawldb of an older Trawl may lack them).
+CAPTURE_COLUMNS = ["capture_segment", "warc_file", "warc_offset"]
 
 
 def now() -> datetime:
@@ -90,7 +92,14 @@ class ApiTables:
         """The crawldb rows of ``urls``, by URL."""
         if not urls:
             return {}
-        table = read_delta(self.data.crawldb, None, pc.field("url").isin(urls), CRAWLDB_COLUMNS)
+        try:
+            dataset = DeltaTable(self.data.crawldb).to_pyarrow_dataset()
+        except (TableNotFoundError, FileNotFoundError):
+            return {}
+        present = [c for c in CAPTURE_COLUMNS if c in dataset.schema.names]
+        table = dataset.to_table(
+            columns=CRAWLDB_COLUMNS + present, filter=pc.field("url").isin(urls)
+        )
         return {row["url"]: row for row in table.to_pylist()}
 
     def crawldb_sites(self, top: int, by: str) -> list[dict]:

@@ -23,6 +23,7 @@ WORK_COLUMNS = (
     ("priority", "float64"),
     ("payload_digest", "string"),
     ("capture_time", "int64"),
+    ("capture_record_id", "string"),
     ("partition", "int32"),
     ("robots_status", "int32"),
     ("robots_body", "binary"),
@@ -41,6 +42,7 @@ LISTED_COLUMNS = (
     "priority",
     "payload_digest",
     "capture_time",
+    "capture_record_id",
     "partition",
 )
 
@@ -64,12 +66,33 @@ def work_columns(given: dict, count: int):
     return pa.table(columns, schema=work_schema())
 
 
-def listed_rows(fetchlist):
+# A listed URL's archived capture, and the validators its conditional request sends.
+CAPTURE_COLUMNS = ("payload_digest", "capture_time", "capture_record_id")
+VALIDATORS = ("etag", "last_modified")
+
+
+def listed_rows(fetchlist, archived: frozenset = frozenset()):
     """The fetch list's rows (with their ``partition``) as work rows; the columns an
-    older fetch list lacks (tiers, the archived capture) are NULL."""
-    given = {
-        name: fetchlist.column(name) for name in LISTED_COLUMNS if name in fetchlist.schema.names
-    }
+    older fetch list lacks (tiers, the archived capture) are NULL. A URL whose capture
+    is not in a segment of ``archived`` (its WARC files removed, or never named) loses
+    its capture and its validators: its request is unconditional, and a full response
+    is archived again rather than a revisit naming a record that is gone."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = fetchlist.schema.names
+    given = {name: fetchlist.column(name) for name in LISTED_COLUMNS if name in names}
+    if "capture_segment" in names and "capture_record_id" in names:
+        kept = pc.fill_null(
+            pc.is_in(fetchlist.column("capture_segment"), pa.array(sorted(archived), pa.string())),
+            False,
+        )
+        kept = pc.and_(kept, pc.is_valid(fetchlist.column("capture_record_id")))
+    else:  # a fetch list of a Trawl that kept no record IDs: nothing to name
+        kept = pa.array([False] * fetchlist.num_rows, pa.bool_())
+    for name in (*CAPTURE_COLUMNS, *VALIDATORS):
+        if name in given:
+            given[name] = pc.if_else(kept, given[name], pa.nulls(len(kept), given[name].type))
     return work_columns(given, fetchlist.num_rows)
 
 

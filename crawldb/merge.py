@@ -221,6 +221,7 @@ def _capture(new: Row, old: Row, fetch: Row) -> Row:
         "capture_segment": new["segment"],  # set by apply_fetch: this fetch's segment
         "warc_file": fetch.get("warc_file"),
         "warc_offset": fetch.get("warc_offset"),
+        "capture_record_id": fetch.get("warc_record_id"),
         "capture_time": fetch["fetched_at"] if fetch.get("warc_file") else None,
         "payload_digest": digest,
     }

@@ -91,6 +91,7 @@ CRAWLDB = Table(
         ("capture_segment", "STRING"),
         ("warc_file", "STRING"),
         ("warc_offset", "BIGINT"),
+        ("capture_record_id", "STRING"),  # that record's WARC-Record-ID (WARC-Refers-To)
         ("capture_time", "TIMESTAMP"),  # that record's WARC-Date
         ("payload_digest", "STRING"),  # its WARC-Payload-Digest (sha1:BASE32)
         ("discovered_time", "TIMESTAMP"),  # when the URL entered the crawldb
@@ -109,7 +110,9 @@ FETCHLIST = Table(
         ("etag", "STRING"),
         ("last_modified", "STRING"),
         ("payload_digest", "STRING"),  # of the archived capture (crawldb), for a revisit
-        ("capture_time", "TIMESTAMP"),
+        ("capture_time", "TIMESTAMP"),  # its WARC-Date
+        ("capture_segment", "STRING"),  # its segment (whose WARC files may be gone)
+        ("capture_record_id", "STRING"),  # its WARC-Record-ID
         ("priority", "DOUBLE"),  # crawldb.priority, when generated
         ("tier", "STRING"),  # high, medium, low
         ("partition", "INT"),  # fetch partition of its host (crawldb.partitioning)
@@ -142,6 +145,7 @@ FETCH = Table(
         ("ip", "STRING"),  # address the fetcher connected to
         ("warc_file", "STRING"),  # file name under the segment's warc/ folder
         ("warc_offset", "BIGINT"),  # byte offset of the response (or revisit) record
+        ("warc_record_id", "STRING"),  # that record's WARC-Record-ID
         ("payload_digest", "STRING"),  # WARC-Payload-Digest of the answer (sha1:BASE32)
     ),
 )

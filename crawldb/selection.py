@@ -45,7 +45,8 @@ from lib.url.domains import registered_domain
 # The crawldb columns the selection reads; GENERATED is read with generate.update.crawldb.
 DUE_COLUMNS = (
     *("url", "host", "status", "score", "depth", "etag", "last_modified"),
-    *("payload_digest", "capture_time", "dedup_key", "pagerank", "last_fetch_time"),
+    *("payload_digest", "capture_time", "capture_segment", "capture_record_id"),
+    *("dedup_key", "pagerank", "last_fetch_time"),
     *("fetch_interval", "reason", "change_count", "revisit_count", "retries", "fetch_time"),
 )
 GENERATED = "generate_time"
@@ -54,7 +55,8 @@ HIGHEST_COLUMNS = ("fetch_time", "score", "pagerank")
 # The columns of a candidate row: the fetch list's (but its partition), pause, deferred.
 CANDIDATE_COLUMNS = (
     *("url", "host", "status", "score", "depth", "etag", "last_modified", "payload_digest"),
-    *("capture_time", "priority", "tier", "pause", "deferred"),
+    *("capture_time", "capture_segment", "capture_record_id", "priority", "tier", "pause"),
+    "deferred",
 )
 KEY_COLUMNS = ("tier", "priority", "depth", "url")  # a row's place in its tier
 MS_PER = {"s": 1e-3, "ms": 1.0, "us": 1e3, "ns": 1e6}  # a timestamp unit's values per ms

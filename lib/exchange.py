@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class PriorCapture:
-    """The archived capture of a URL's current payload, from an earlier round: a re-fetch
-    that brings the same payload is archived as a revisit of it (WARC 1.1, 6.7.2)."""
+    """The archived capture of a URL's current payload, from an earlier round: a 304 to
+    the re-fetch is archived as a revisit of it (WARC 1.1, 6.7.3), and so is a re-fetch
+    that brings the same payload when ``identical`` (6.7.2, ``warc.revisit.identical``)."""
 
     payload_digest: str  # its WARC-Payload-Digest, ``sha1:`` and base32
     date_ms: int  # its WARC-Date, epoch milliseconds
+    record_id: str  # its WARC-Record-ID
+    identical: bool  # whether a same payload is archived as a revisit of it
 
 
 @dataclass

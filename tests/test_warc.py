@@ -71,18 +71,39 @@ def test_abort_leaves_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_304_is_a_header_only_revisit_record(tmp_path):
+EARLIER_ID = "<urn:uuid:00000000-0000-4000-8000-000000000001>"
+
+
+def prior(body: bytes, identical: bool = True) -> PriorCapture:
+    """The capture archived before of a page whose payload was ``body``."""
+    return PriorCapture(sha1_b32(body), 1_600_000_000_123, EARLIER_ID, identical)
+
+
+def test_a_304_names_the_capture_it_confirms_and_holds_no_http_head(tmp_path):
+    """WARC 1.1, 6.7.3, with every WARC-Refers-To field; no HTTP head, so that a replay
+    tool serves the capture named (the 304's own headers are in the fetch table)."""
     path = tmp_path / "revisit.warc.gz"
     warc = WarcFile(str(path), {"software": "Trawl/test"})
-    offset = warc.write_exchange(exchange("http://a.test/same", b"", status=304)).offset
+    earlier = prior(b"<html>kept</html>")
+    named = warc.write_exchange(exchange("http://a.test/same", b"", status=304), earlier)
+    alone = warc.write_exchange(exchange("http://a.test/alone", b"", status=304))
     warc.close()
+    assert named.payload_digest == earlier.payload_digest and alone.payload_digest is None
     with open(path, "rb") as stream:
-        stream.seek(offset)
+        stream.seek(named.offset)
         record = next(iter(ArchiveIterator(stream, check_digests="raise")))
-        assert record.rec_type == "revisit"
-        assert record.rec_headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
+        headers = record.rec_headers
+        assert record.rec_type == "revisit" and record.http_headers is None
+        assert headers.get_header("WARC-Profile") == REVISIT_NOT_MODIFIED
+        assert headers.get_header("WARC-Refers-To") == EARLIER_ID
+        assert headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/same"
+        assert headers.get_header("WARC-Refers-To-Date") == "2020-09-13T12:26:40.123000Z"
+        assert headers.get_header("WARC-Payload-Digest") == earlier.payload_digest
+        assert headers.get_header("Content-Length") == "0"
+        stream.seek(alone.offset)  # a 304 with nothing archived to name: its head alone
+        record = next(iter(ArchiveIterator(stream, check_digests="raise")))
+        assert record.rec_headers.get_header("WARC-Refers-To") is None
         assert record.http_headers.get_statuscode() == "304"
-        assert record.content_stream().read() == b""
 
 
 def test_a_200_with_the_payload_archived_before_is_an_identical_payload_revisit(tmp_path):
@@ -90,15 +111,17 @@ def test_a_200_with_the_payload_archived_before_is_an_identical_payload_revisit(
     path = tmp_path / "identical.warc.gz"
     warc = WarcFile(str(path), {"software": "Trawl/test"})
     body = b"<html>unchanged</html>"
-    earlier = PriorCapture(sha1_b32(body), 1_600_000_000_123)
+    earlier = prior(body)
     same = warc.write_exchange(exchange("http://a.test/same", body), earlier)
-    other = PriorCapture(sha1_b32(b"<html>before</html>"), 1_600_000_000_123)
+    off = warc.write_exchange(exchange("http://a.test/off", body), prior(body, identical=False))
+    other = prior(b"<html>before</html>")
     changed = warc.write_exchange(exchange("http://a.test/changed", body), other)
     cut = warc.write_exchange(exchange("http://a.test/cut", body, truncated=True), earlier)
     gone = warc.write_exchange(exchange("http://a.test/gone", body, status=404), earlier)
     warc.close()
-    assert [w.kind for w in (same, changed, cut, gone)] == [
+    assert [w.kind for w in (same, off, changed, cut, gone)] == [
         "revisit",
+        "response",
         "response",
         "response",
         "response",
@@ -112,6 +135,7 @@ def test_a_200_with_the_payload_archived_before_is_an_identical_payload_revisit(
         assert headers.get_header("WARC-Profile") == REVISIT_IDENTICAL
         assert headers.get_header("WARC-Refers-To-Target-URI") == "http://a.test/same"
         assert headers.get_header("WARC-Refers-To-Date") == "2020-09-13T12:26:40.123000Z"
+        assert headers.get_header("WARC-Refers-To") == EARLIER_ID
         assert headers.get_header("WARC-Payload-Digest") == sha1_b32(body)
         assert record.http_headers.get_statuscode() == "200"
         assert record.content_stream().read() == b""  # headers only
@@ -171,10 +195,13 @@ def test_inline_cdxj_index_equals_cdxj_indexer(tmp_path):
     ):
         warc.write_exchange(item)
     same = exchange("http://a.test/5", b"<p>same</p>")
-    warc.write_exchange(same, PriorCapture(sha1_b32(b"<p>same</p>"), 1_600_000_000_123))
+    warc.write_exchange(same, prior(b"<p>same</p>"))
+    confirmed = exchange("http://a.test/6", b"", status=304)  # names its capture
+    warc.write_exchange(confirmed, prior(b"<p>six</p>"))
     warc.close()
     inline = warc.cdxj()
-    assert len(inline.splitlines()) == 7
+    assert len(inline.splitlines()) == 8
+    assert f'"digest": "{sha1_b32(b"<p>six</p>")}"' in inline
     assert '"mime": "warc/revisit", "status": "200", "digest": "sha1:' in inline
     assert inline == cdxj_indexer_reference(path)
 

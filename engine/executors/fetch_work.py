@@ -23,6 +23,7 @@ from lib.fetching.agent import require_named_agent
 WORK_DDL = (
     "url STRING, host STRING, depth INT, score DOUBLE, etag STRING, last_modified STRING,"
     " tier STRING, priority DOUBLE, payload_digest STRING, capture_time BIGINT,"
+    " capture_record_id STRING,"
     " partition INT, robots_status INT, robots_body BINARY, probed BOOLEAN,"
     " known_url STRING, not_before BIGINT"
 )
@@ -54,7 +55,8 @@ def work_table(conf: dict, data: DataDir, segment: Segment):
     hosts, partitions = listed.column("host"), listed.column("partition").cast(pa.int32())
     placed = dict(zip(hosts.to_pylist(), partitions.to_pylist(), strict=True))
     require_named_agent(conf, placed)  # before any request
-    parts = [fetch_work.listed_rows(listed)]
+    named = listed.column("capture_segment").unique().drop_null().to_pylist()
+    parts = [fetch_work.listed_rows(listed, archived(data, named))]
     if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = arrow_table(data.robots, ROBOTS, ["host", "fetched_at", "http_status", "content"])
         parts.append(fetch_work.robots_rows(robots, placed, oldest))
@@ -91,7 +93,8 @@ def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
     placed = {row["host"]: row["partition"] for row in pairs}
     require_named_agent(conf, placed)  # before any request
     shared = spark.sparkContext.broadcast(placed)
-    parts = [fetchlist.mapInArrow(partial(_work_task, fetch_work.listed_rows, None, ()), WORK_DDL)]
+    listed = partial(fetch_work.listed_rows, archived=archived(data, capture_segments(fetchlist)))
+    parts = [fetchlist.mapInArrow(partial(_work_task, listed, None, ()), WORK_DDL)]
     if (oldest := robots_cache.fresh_since(conf, data)) is not None:
         robots = read_current(spark, data.robots).select(
             "host", F.unix_millis("fetched_at").alias("fetched_at"), "http_status", "content"
@@ -120,6 +123,20 @@ def spark_work(spark, conf: dict, data: DataDir, segment: Segment, partitions: i
     for part in parts[1:]:
         work = work.unionByName(part)
     return work
+
+
+def capture_segments(fetchlist) -> list[str]:
+    """The segments the fetch list's archived captures are in (none in an older list)."""
+    if "capture_segment" not in fetchlist.columns:
+        return []
+    named = fetchlist.select("capture_segment").distinct().dropna().collect()
+    return [row["capture_segment"] for row in named]
+
+
+def archived(data: DataDir, named: list[str]) -> frozenset:
+    """Of the segments ``named``, those whose WARC files are still there
+    (``segments.retention.archive`` removes them)."""
+    return frozenset(name for name in named if data.storage.is_dir(data.segment(name).warc_dir))
 
 
 def _work_task(rule, shared, args: tuple, batches):

@@ -30,7 +30,8 @@ from lib.url.filter import UrlFilter
 
 CANDIDATE_DDL = (
     "url STRING, host STRING, status STRING, score DOUBLE, depth INT, etag STRING, "
-    "last_modified STRING, payload_digest STRING, capture_time TIMESTAMP, priority DOUBLE, "
+    "last_modified STRING, payload_digest STRING, capture_time TIMESTAMP, "
+    "capture_segment STRING, capture_record_id STRING, priority DOUBLE, "
     "tier STRING, pause DOUBLE, deferred BOOLEAN"
 )
 KEY_DDL = "tier STRING, priority DOUBLE, depth INT, url STRING"

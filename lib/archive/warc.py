@@ -117,6 +117,12 @@ class WarcFile:
             shared += f"WARC-IP-Address: {exchange.peer}\r\n"
         kind, payload_digest, own = _response_kind(exchange, prior)
         payload = b"" if kind == "revisit" else exchange.raw_body
+        headless = exchange.status == 304 and payload_digest is not None
+        if headless:
+            # No HTTP head: replay tools serve the capture named, its head and payload
+            # (pywb serves a revisit holding a 304 head as a bare 304). The 304's own
+            # headers are in the segment's fetch table.
+            head = b""
         block = hashlib.sha1(head)
         block.update(payload)
         if exchange.truncated:
@@ -130,7 +136,14 @@ class WarcFile:
         self._write_record(fields, head, payload)
         length = self._handle.tell() - offset
         self._index.append(
-            _cdxj_line(exchange, kind, payload_digest, offset, length, self.name, date, self._keys)
+            _cdxj_line(
+                exchange,
+                kind,
+                None if headless else str(exchange.status),
+                payload_digest,
+                (offset, length, self.name, date),
+                self._keys,
+            )
         )
         request_line = f"GET {_request_target(exchange.url)} HTTP/1.1"
         request_head = _http_head(request_line, exchange.request_headers)
@@ -188,20 +201,30 @@ class WarcFile:
 
 def _response_kind(exchange: Exchange, prior: PriorCapture | None) -> tuple[str, str | None, str]:
     """The record type of an answer, its payload digest and its own header lines: a 304
-    is a revisit (server not modified), a whole 200 whose payload ``prior`` archived
-    already a revisit (identical payload), any other a response."""
+    is a revisit (server not modified) of ``prior``, the capture it confirms; a whole
+    200 whose payload ``prior`` archived already a revisit (identical payload); any
+    other a response."""
     if exchange.status == 304:
-        return "revisit", None, f"WARC-Profile: {REVISIT_NOT_MODIFIED}\r\n"
+        if prior is None:  # nothing archived to name: the 304 alone
+            return "revisit", None, f"WARC-Profile: {REVISIT_NOT_MODIFIED}\r\n"
+        return "revisit", prior.payload_digest, _refers(REVISIT_NOT_MODIFIED, exchange, prior)
     digest = sha1_label(hashlib.sha1(exchange.raw_body))
     own = f"WARC-Payload-Digest: {digest}\r\n"
-    same = prior is not None and prior.payload_digest == digest
+    same = prior is not None and prior.identical and prior.payload_digest == digest
     if not same or exchange.status != 200 or exchange.truncated:
         return "response", digest, own
-    refers = (
-        f"WARC-Profile: {REVISIT_IDENTICAL}\r\nWARC-Refers-To-Target-URI: {exchange.url}\r\n"
+    return "revisit", digest, _refers(REVISIT_IDENTICAL, exchange, prior)
+
+
+def _refers(profile: str, exchange: Exchange, prior: PriorCapture) -> str:
+    """A revisit's header lines naming the capture it stands for (WARC 1.1, 6.7): the
+    capture's URI, date and record ID, and its payload's digest."""
+    return (
+        f"WARC-Profile: {profile}\r\nWARC-Refers-To: {prior.record_id}\r\n"
+        f"WARC-Refers-To-Target-URI: {exchange.url}\r\n"
         f"WARC-Refers-To-Date: {warc_date_ms(prior.date_ms)}\r\n"
+        f"WARC-Payload-Digest: {prior.payload_digest}\r\n"
     )
-    return "revisit", digest, refers + own
 
 
 def _field_value(value: str) -> str:
@@ -243,15 +266,15 @@ def _request_target(url: str) -> str:
 def _cdxj_line(
     exchange: Exchange,
     kind: str,
+    status: str | None,
     payload_digest: str | None,
-    offset: int,
-    length: int,
-    filename: str,
-    date: str,
+    place: tuple[int, int, str, str],
     keys: SurtKeys,
 ) -> str:
     """The CDXJ line of a written response or revisit record, field for field what
-    cdxj-indexer writes for it (its tests compare the two)."""
+    cdxj-indexer writes for it (its tests compare the two): ``status`` None for a
+    record without HTTP head; ``place``: its offset, length, file name and WARC-Date."""
+    offset, length, filename, date = place
     fields = {"url": exchange.url}
     if kind == "revisit":
         fields["mime"] = "warc/revisit"
@@ -259,7 +282,8 @@ def _cdxj_line(
         content_type = exchange.header("content-type")
         if content_type is not None:
             fields["mime"] = _MIME_END.split(content_type, 1)[0].strip()
-    fields["status"] = str(exchange.status)
+    if status is not None:
+        fields["status"] = status
     if payload_digest is not None:
         fields["digest"] = payload_digest
     fields |= {"length": str(length), "offset": str(offset), "filename": filename}

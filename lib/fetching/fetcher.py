@@ -234,6 +234,7 @@ class PartitionFetcher:
                 if row is not None:
                     row["warc_offset"] = written.offset
                     row["warc_file"] = self.warc.name
+                    row["warc_record_id"] = written.record_id
                     row["payload_digest"] = written.payload_digest
                     if self.conf["warc.metadata.records"]:
                         fields = metadata_fields(row, exchange, self.conf, self.urls.url_filter)
@@ -265,12 +266,13 @@ class PartitionFetcher:
                 self.scheduler.not_before(host, start + self.not_before[host] - wall)
 
     def _prior(self, row: Mapping[str, Any]) -> PriorCapture | None:
-        """The URL's archived capture, when a same payload is to be a revisit of it
-        (``warc.revisit.identical``)."""
+        """The URL's archived capture (None when the work row has none: never archived,
+        or its WARC files removed), which a revisit names."""
         digest, date_ms = row.get("payload_digest"), row.get("capture_time")
-        if digest is None or date_ms is None or not self.conf["warc.revisit.identical"]:
+        record_id = row.get("capture_record_id")
+        if digest is None or date_ms is None or record_id is None:
             return None
-        return PriorCapture(digest, date_ms)
+        return PriorCapture(digest, date_ms, record_id, self.conf["warc.revisit.identical"])
 
     def _open_host(self, host: str, url: str) -> None:
         """A host's first URL: its state, its robots.txt, its soft-404 probe."""

@@ -68,6 +68,27 @@ require_java() {
   fi
 }
 
+test_tools() {
+  # The suite runs Prometheus' promtool (the alerting rules' unit tests) and a headless
+  # Chromium (the dashboard), Debian's packages: installed here when missing.
+  local missing=() log="$CACHE/logs/apt-get.log"
+  command -v promtool > /dev/null || missing+=(prometheus)
+  command -v chromium > /dev/null || missing+=(chromium)
+  [[ ${#missing[@]} -eq 0 ]] && return
+  if [[ $EUID -ne 0 ]] || ! command -v apt-get > /dev/null; then
+    echo "submit.sh: the tests need Debian's packages ${missing[*]} (promtool, chromium); install them" >&2
+    exit "$EXIT_SETUP"
+  fi
+  echo "submit.sh: installing ${missing[*]} for the tests (apt-get, once)" >&2
+  mkdir -p "$CACHE/logs"
+  if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+      --no-install-recommends "${missing[@]}"; } > "$log" 2>&1; then
+    echo "submit.sh: apt-get could not install ${missing[*]}; the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit "$EXIT_SETUP"
+  fi
+}
+
 bootstrap() {
   local python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
   local stamp="$VENV/.trawl-setup"
@@ -221,7 +242,7 @@ case "$command" in
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
   test)
-    require_java; bootstrap; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
+    require_java; bootstrap; test_tools; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
   setup)
     require_java; bootstrap ;;
   -h|--help|help|"")

@@ -4,7 +4,9 @@ their content; the batch crawler does the fetching (docs/operating.md, "Crawl-jo
 Every call needs ``Authorization: Bearer <key>`` with a key of ``api.keys``; a job is
 visible only to the key that created it. Bodies over ``api.max.body.bytes`` get 413,
 more than ``api.rate.limit`` calls a minute per key get 429 (with Retry-After), and
-malformed bodies get 422 naming the field.
+malformed bodies get 422 naming the field. ``/metrics`` (Prometheus' text format) and
+``/dashboard`` (a page for a person, which also takes the key as ``?key=``) show the
+crawl's health.
 """
 
 from contextlib import asynccontextmanager
@@ -16,10 +18,11 @@ from api.auth import RateLimiter, api_keys, owner_of
 from api.callbacks import CallbackSender
 from api.job_views import job_state
 from api.models import ERRORS
-from api.routes import crawl, stats
+from api.routes import crawl, health, stats
 from api.state import ApiState
 from api.tables import ApiTables
 from engine.runtime.layout import DataDir
+from engine.tables.health import Health
 from lib.url.filter import UrlFilter
 
 
@@ -28,9 +31,12 @@ def create_app(root: str, conf) -> FastAPI:
     tables = ApiTables(DataDir.at(root, conf))
     sender = CallbackSender(tables, conf, status_of=lambda job: job_state(tables, job))
 
+    crawl_health = Health(root)
+
     @asynccontextmanager
     async def lifespan(_app):
         sender.start()
+        crawl_health.warm()  # the first scrape finds the figures read
         yield
         sender.stop()
 
@@ -47,6 +53,7 @@ def create_app(root: str, conf) -> FastAPI:
         keys={owner_of(key): key for key in api_keys(conf)},
         limiter=RateLimiter(conf["api.rate.limit"]),
         url_filter=UrlFilter(conf),
+        health=crawl_health,
     )
 
     @app.middleware("http")
@@ -62,4 +69,5 @@ def create_app(root: str, conf) -> FastAPI:
 
     app.include_router(crawl.router)
     app.include_router(stats.router)
+    app.include_router(health.router)
     return app

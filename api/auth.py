@@ -69,7 +69,21 @@ def caller(
     state: Annotated[ApiState, Depends(api_state)],
 ) -> str:
     """The owner id of the calling key; 401 without a known key, 429 over the rate."""
-    key = credentials.credentials if credentials else ""
+    return owner_of_key(credentials.credentials if credentials else "", state)
+
+
+def page_caller(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    state: Annotated[ApiState, Depends(api_state)],
+    key: str | None = None,
+) -> str:
+    """``caller`` for a page a browser opens: the key in the header or as ``?key=``."""
+    given = credentials.credentials if credentials else (key or "")
+    return owner_of_key(given, state)
+
+
+def owner_of_key(key: str, state: ApiState) -> str:
+    """The owner id of ``key``; 401 unless it is known, 429 over the rate."""
     owner = owner_of(key)
     keys = state.keys
     if not key or owner not in keys or not secrets.compare_digest(keys[owner], key):
@@ -89,3 +103,4 @@ def caller(
 
 
 Caller = Annotated[str, Depends(caller)]
+PageCaller = Annotated[str, Depends(page_caller)]

@@ -18,6 +18,7 @@ class ApiState:
     keys: dict[str, str]  # owner id -> key
     limiter: Any  # api.auth.RateLimiter
     url_filter: UrlFilter
+    health: Any  # engine.tables.health.Health: the figures of /metrics and /dashboard
 
 
 def api_state(request: Request) -> ApiState:

@@ -15,7 +15,7 @@ from engine.executors.round_dedup import mark_round
 from engine.executors.submissions import inject_pending
 from engine.runtime.cli import job_main, job_parser
 from engine.runtime.layout import DEDUPED, STAGES, DataDir, Segment, require_crawldb, require_file
-from engine.tables import arrow
+from engine.tables import arrow, prometheus
 from engine.tables.store import crawldb_exists
 from jobs.dedup import dedup_segment
 from jobs.fetch import WORKER_MODULES, fetch
@@ -66,6 +66,7 @@ def run(spark, conf, args) -> int:
         finish_segment(spark, conf, data, data.segment(name))
         if conf["crawl.maintain"] and maintenance_due(conf, data):
             maintain(spark, conf, data)
+        prometheus.after_round(conf, data.root)
         # The round's DataFrames left in reference cycles hold their JVM query plans
         # (through py4j) until CPython's rare full collection: free them every round.
         gc.collect()

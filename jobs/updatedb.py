@@ -32,7 +32,7 @@ from engine.runtime.layout import (
     segment_required,
 )
 from engine.runtime.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
-from engine.tables import arrow
+from engine.tables import arrow, prometheus
 from engine.tables.delta_commits import delta_commit_message
 from engine.tables.delta_files import read_current, table_rows
 from engine.tables.frames import pages, with_millis, with_timestamps
@@ -58,7 +58,9 @@ def build_parser():
 
 def run(spark, conf, args) -> int:
     """Update the crawldb from one segment; 1 when there is none to apply."""
-    return run_on_segment(args, conf, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
+    done = run_on_segment(args, conf, "updated", lambda data, seg: updatedb(spark, conf, data, seg))
+    prometheus.after_round(conf, args.data)
+    return done
 
 
 OUTLINKS_DDL = (

@@ -146,6 +146,7 @@ def crawldb_frame(spark, size: int):
         "capture_segment": when_fetched(F.lit("20261101000000")),
         "warc_file": when_fetched(F.lit("trawl-20261101000000-00000.warc.gz")),
         "warc_offset": when_fetched(F.col("id") * 4000),
+        "capture_record_id": when_fetched(F.concat(F.lit("<urn:uuid:"), F.uuid(), F.lit(">"))),
         "capture_time": F.timestamp_millis(when_fetched(ms)),
         "payload_digest": when_fetched(F.sha2(F.col("id").cast("string"), 224)),
         "discovered_time": F.timestamp_millis(ms - 30 * DAY_MS),
@@ -178,6 +179,8 @@ def write_segment(spark, data: DataDir, crawldb) -> str:
         "last_modified",
         "payload_digest",
         "capture_time",
+        "capture_segment",
+        "capture_record_id",
         F.lit(0.5).alias("priority"),
         F.lit("medium").alias("tier"),
         F.lit(0).alias("partition"),
@@ -208,6 +211,7 @@ def write_segment(spark, data: DataDir, crawldb) -> str:
         F.lit("192.0.2.1").alias("ip"),
         F.lit("trawl-x.warc.gz").alias("warc_file"),
         F.lit(0).cast("bigint").alias("warc_offset"),
+        F.lit(None).cast("string").alias("warc_record_id"),
         F.sha2(F.col("url"), 224).alias("payload_digest"),
     )
     fetch.select(*FETCH.names).write.format("delta").save(segment.table("fetch"))

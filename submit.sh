@@ -29,8 +29,8 @@ and --verbose for Spark's log on the terminal instead of DIR/logs/; run a comman
   fetch      fetch a segment (robots.txt, politeness, WARC files)
   parse      parse a segment's pages (text, outlinks, fingerprints)
   updatedb   merge a segment into the crawldb
-  readdb     crawldb statistics (--stats [--json]), top hosts (--hosts N), dump (--dump OUT),
-             one URL (--url URL)
+  readdb     crawldb statistics (--stats [--json]), top hosts (--hosts N), top URLs by score
+             (--topN N), dump (--dump OUT), one URL (--url URL)
   readseg    list segments (--list), dump one (--dump SEGMENT OUT), one URL (--get SEGMENT URL)
   dedup      mark exact (SHA-256), near (SimHash, MinHash) and canonical duplicates
   rank       PageRank over the link graph, written to the crawldb (pagerank)
@@ -38,6 +38,8 @@ and --verbose for Spark's log on the terminal instead of DIR/logs/; run a comman
 
 Other commands:
   api        serve the crawl-job HTTP API: api --data DIR [--host H] [--port P] [--conf ...]
+  urlcheck   URLs on stdin: each one normalized, and accepted or why a filter refuses it
+             (with --data DIR: whether the crawldb has it, and its status); no Spark
   demo       start the bundled test web, crawl it for 3 rounds, print stats
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
@@ -241,6 +243,8 @@ case "$command" in
     require_java; bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
+  urlcheck)
+    bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m "jobs.$command" "$@" ;;
   test)
     require_java; bootstrap; test_tools; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;
   setup)

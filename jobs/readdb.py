@@ -1,11 +1,12 @@
 """readdb: read the crawldb: statistics, a dump, or one URL's record.
 
-Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --dump OUT
-| --dump-parquet OUT | --url URL)``.
+Usage: ``submit.sh readdb --data DIR (--stats [--json] | --hosts N [--json] | --topN N
+[--json] | --dump OUT | --dump-parquet OUT | --url URL)``.
 ``--stats``: counts by status and reason, score min/avg/max, hosts, fetched pages,
 links rejected, freshness (due, overdue, fetched within interval, ages; engine.executors.freshness),
 the 10 largest hosts by status, and the crawl round by round (from the metrics table);
-``--hosts N``: the N hosts with most URLs, with their counts by status;
+``--hosts N``: the N hosts with most URLs, with their counts by status; ``--topN N``:
+the N URLs of highest score (Nutch's readdb -topN), with their score, PageRank, status;
 ``--dump OUT``: the whole crawldb as JSON lines under OUT; ``--dump-parquet OUT``: its
 current rows as plain Parquet files under OUT (each URL once, for a tool without a Delta
 reader: a glob over the crawldb's own files also reads the files replaced by later
@@ -42,7 +43,12 @@ def build_parser():
     action.add_argument(
         "--hosts", type=int, metavar="N", help="the N hosts with most URLs, by status"
     )
-    parser.add_argument("--json", action="store_true", help="machine-readable --stats, --hosts")
+    action.add_argument(
+        "--topN", type=int, metavar="N", help="the N URLs of highest score, with their status"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="machine-readable --stats, --hosts, --topN"
+    )
     return parser
 
 
@@ -61,6 +67,10 @@ def run(spark, conf, args) -> int:
     if args.hosts is not None:
         hosts = top_hosts(crawldb, args.hosts)
         print(json.dumps(hosts, indent=2) if args.json else format_hosts(hosts))
+        return 0
+    if args.topN is not None:
+        urls = top_urls(crawldb, args.topN)
+        print(json.dumps(urls, indent=2) if args.json else format_urls(urls))
         return 0
     if args.dump:
         crawldb.write.mode("overwrite").json(args.dump)
@@ -175,6 +185,24 @@ def format_rounds(table: list[dict]) -> list[str]:
 
 def _number(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def top_urls(crawldb, count: int) -> list[dict]:
+    """The ``count`` URLs of highest score (ties: the higher PageRank, then the URL)."""
+    from pyspark.sql import functions as F
+
+    order = [F.col("score").desc_nulls_last(), F.col("pagerank").desc_nulls_last(), "url"]
+    chosen = crawldb.select("url", "score", "pagerank", "status").orderBy(*order).limit(count)
+    return [row.asDict() for row in chosen.collect()]
+
+
+def format_urls(urls: list[dict]) -> str:
+    """``--topN``'s table: score, PageRank, status, URL."""
+    lines = [f"{'score':>10} {'pagerank':>10} {'status':<12} url"]
+    for row in urls:
+        rank = "-" if row["pagerank"] is None else f"{row['pagerank']:.6f}"
+        lines.append(f"{_number(row['score']):>10} {rank:>10} {row['status']:<12} {row['url']}")
+    return "\n".join(lines)
 
 
 def rejected_links(data: DataDir) -> dict[str, int]:

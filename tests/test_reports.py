@@ -101,3 +101,22 @@ def test_a_failing_job_exits_255_not_1(spark, tmp_path, capsys):
     (log / "00000000000000000000.json").write_text("not a Delta commit\n")
     assert readdb.main(["--data", str(tmp_path / "data"), "--stats"]) == 255
     assert "readdb: failed (exit code 255)" in capsys.readouterr().err
+
+
+def test_readdb_top_n_lists_the_urls_of_highest_score(crawled, capsys):
+    data, rows, _ = crawled
+    capsys.readouterr()
+    assert readdb.main(["--data", str(data.root), "--topN", "5", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    ranked = sorted(rows, key=lambda r: (-(r["score"] or 0), -(r["pagerank"] or 0), r["url"]))
+    assert [row["url"] for row in listed] == [row["url"] for row in ranked[:5]]
+    by_url = {row["url"]: row for row in rows}
+    for row in listed:
+        assert (row["score"], row["status"]) == (
+            by_url[row["url"]]["score"],
+            by_url[row["url"]]["status"],
+        )
+    assert readdb.main(["--data", str(data.root), "--topN", "3"]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split() == ["score", "pagerank", "status", "url"] and len(table) == 4
+    assert table[1].split()[-1] == ranked[0]["url"]

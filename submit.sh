@@ -40,6 +40,7 @@ Other commands:
   api        serve the crawl-job HTTP API: api --data DIR [--host H] [--port P] [--conf ...]
   urlcheck   URLs on stdin: each one normalized, and accepted or why a filter refuses it
              (with --data DIR: whether the crawldb has it, and its status); no Spark
+  parsechecker  fetch and parse one URL now as the crawl would: parsechecker [--json] URL
   demo       start the bundled test web, crawl it for 3 rounds, print stats
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
@@ -243,7 +244,7 @@ case "$command" in
     require_java; bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
-  urlcheck)
+  urlcheck|parsechecker)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m "jobs.$command" "$@" ;;
   test)
     require_java; bootstrap; test_tools; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;

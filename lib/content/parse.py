@@ -14,7 +14,7 @@ Encoding is decided in this order: byte-order mark, the Content-Type charset, a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,6 +296,30 @@ def followable_links(
     return [link.url for link in extract_outlinks(doc, _base_url(doc, url), url_filter, conf)[0]]
 
 
+def outlink_decisions(
+    url: str,
+    body: bytes,
+    content_type: str | None,
+    headers: Mapping[str, str],
+    conf: Mapping[str, Any],
+    url_filter: UrlFilter,
+) -> list[tuple[Outlink, str | None]]:
+    """Every link of an HTML page with why ``parse_page`` drops it (None: kept;
+    ``nofollow`` for all under a page's nofollow): what parsechecker shows. A page that
+    is not HTML gives its parser plugin's outlinks, all kept."""
+    if not is_html(content_type, body):
+        result = parse_page(url, body, content_type, conf, headers)
+        return [(link, None) for link in result.outlinks]
+    try:
+        doc = _document(body, decide_encoding(body, content_type)[0])
+    except (etree.ParserError, ValueError):
+        return []
+    decisions = list(link_decisions(doc, _base_url(doc, url), url_filter, conf))
+    if "nofollow" in robots_directives(doc, headers.get("x-robots-tag"), conf["http.agent.name"]):
+        return [(link, reason or "nofollow") for link, reason in decisions]
+    return decisions
+
+
 def _document(body: bytes, encoding: str) -> lxml.html.HtmlElement:
     """The page's document tree; raises ParserError or ValueError when there is none."""
     markup = body.decode(encoding, errors="replace").replace("\x00", "")
@@ -359,33 +383,43 @@ def extract_outlinks(
     """Links of the page resolved against ``base`` (``<base href>`` or the page URL),
     normalized and filtered; and the dropped ones counted by
     reason (``nofollow``, ``invalid``, a ``lib.url.filter`` reason, ``outlink_limit``)."""
-    limit = conf["db.max.outlinks.per.page"]
-    follow_nofollow = conf["parse.follow.nofollow"]
-    seen: set[str] = set()
     links: list[Outlink] = []
     dropped: Counter = Counter()
+    for link, reason in link_decisions(doc, base, url_filter, conf):
+        if reason is None:
+            links.append(link)
+        else:
+            dropped[reason] += 1
+    return links, dropped
+
+
+def link_decisions(
+    doc: lxml.html.HtmlElement, base: str, url_filter: UrlFilter, conf: Mapping[str, Any]
+) -> Iterator[tuple[Outlink, str | None]]:
+    """The page's links, each with why it is dropped (None: kept), in document order: an
+    ``Outlink`` whose ``url`` is the normalized target (the href resolved, or as written
+    when it cannot be). A target kept once is not given again; a dropped link is given
+    each time it appears (each is counted)."""
+    limit = conf["db.max.outlinks.per.page"]
+    follow_nofollow = conf["parse.follow.nofollow"]
+    kept: set[str] = set()
     for element in doc.iter(*_LINK_ATTRIBUTES):
         href = element.get(_LINK_ATTRIBUTES[element.tag])
         rel = element.get("rel")
         if href is None:
             continue
+        anchor = fold_space(element.text_content() or element.get("alt", ""))[:ANCHOR_TEXT_LIMIT]
         if not follow_nofollow and rel and "nofollow" in rel.lower().split():
-            dropped["nofollow"] += 1
+            yield Outlink(resolve(href, base) or href, anchor, rel), "nofollow"
             continue
         absolute = resolve(href, base)
         key, reason = clean(absolute, url_filter, resolved=True) if absolute else (None, "invalid")
         if key is None:
-            dropped[reason] += 1
-            continue
-        if key in seen:
-            continue
-        if limit >= 0 and len(links) >= limit:
-            dropped["outlink_limit"] += 1
-            continue
-        seen.add(key)
-        anchor = fold_space(element.text_content() or element.get("alt", ""))[:ANCHOR_TEXT_LIMIT]
-        links.append(Outlink(key, anchor, rel))
-    return links, dropped
+            yield Outlink(absolute or href, anchor, rel), reason
+        elif key not in kept:
+            over = limit >= 0 and len(kept) >= limit
+            kept.update(() if over else (key,))
+            yield Outlink(key, anchor, rel), "outlink_limit" if over else None
 
 
 def _base_url(doc: lxml.html.HtmlElement, url: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,10 +16,7 @@ import pyspark
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from servers import free_port  # noqa: E402,F401 - the tests import it from here too
 
 
 class StandaloneCluster:

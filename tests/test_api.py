@@ -5,9 +5,6 @@ of its OpenAPI document (schemathesis) that must find no server error."""
 
 import base64
 import json
-import os
-import socket
-import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,17 +16,12 @@ from conftest import ROOT
 from crawlruns import AGENT, run_to_end, web_crawl_args
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
+from servers import api_server
 from weblog import entries_for
 
 pytestmark = [pytest.mark.spark, pytest.mark.web, pytest.mark.api]
 KEY, OTHER_KEY = "key-one-" + "a" * 24, "key-two-" + "b" * 24
 BODY_LIMIT = 20000
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -59,48 +51,20 @@ def callbacks():
 def api(tmp_path_factory):
     """``(base URL, data directory)`` of a running API server."""
     data = tmp_path_factory.mktemp("api") / "data"
-    port = free_port()
-    log = open(data.parent / "api.log", "w")  # noqa: SIM115 - the server's lifetime
     # The keys as the docs advise: one in a file, one in the environment.
     keys = data.parent / "api-keys"
     keys.write_text(f"# the test's keys\n{KEY}\n\n")
     keys.chmod(0o600)
-    server = subprocess.Popen(
-        [
-            str(ROOT / "submit.sh"),
-            "api",
-            "--data",
-            str(data),
-            "--port",
-            str(port),
-            "--conf",
-            f"api.keys.file={keys}",
-            "--conf",
-            "fetcher.allow.private.networks=true",
-            "--conf",
-            "api.callback.interval=0.5",
-            "--conf",
-            "api.callback.retry.delay=0.5",
-            "--conf",
-            f"api.max.body.bytes={BODY_LIMIT}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "TRAWL_API_KEYS": OTHER_KEY},
+    settings = (
+        f"api.keys.file={keys}",
+        "fetcher.allow.private.networks=true",
+        "api.callback.interval=0.5",
+        "api.callback.retry.delay=0.5",
+        f"api.max.body.bytes={BODY_LIMIT}",
     )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            requests.get(f"{base}/openapi.json", timeout=2)
-            break
-        except requests.ConnectionError:
-            assert server.poll() is None, (data.parent / "api.log").read_text()
-            time.sleep(0.3)
-    yield base, data
-    server.terminate()
-    server.wait(timeout=30)
+    log = data.parent / "api.log"
+    with api_server(data, log, *settings, env={"TRAWL_API_KEYS": OTHER_KEY}) as base:
+        yield base, data
 
 
 def call(method, url, key=KEY, headers=None, **kwargs):
@@ -223,11 +187,11 @@ def test_no_generated_request_makes_the_server_fail(api):
     base, _ = api
     schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
-    assert len(operations) == 7
+    assert len(operations) == 10
     tried = []
     for operation in operations:
         property_test(operation, tried)()
-    assert len(set(tried)) == 7
+    assert len(set(tried)) == 10
 
 
 def property_test(operation, tried: list):

@@ -4,7 +4,6 @@ the crawldb's counts exactly, behind the API's key; headless Chromium renders
 /dashboard with the crawldb's counts and its charts; ``metrics.textfile`` is written
 after a round."""
 
-import os
 import shutil
 import subprocess
 import time
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import requests
-from cluster import free_port
 from conftest import ROOT
 from crawlruns import AGENT, web_crawl_args
 from prometheus_client.parser import text_string_to_metric_families
+from servers import api_server
 
 from jobs import crawl
 
@@ -41,30 +40,9 @@ def api(crawled, tmp_path_factory):
     """The API served over a copy of the crawl's data directory: its base URL."""
     data, _, _ = crawled
     folder = tmp_path_factory.mktemp("health")
-    root = folder / "data"
-    shutil.copytree(data.root, root)
-    port = free_port()
-    log = open(folder / "api.log", "w")  # noqa: SIM115 - the server's lifetime
-    server = subprocess.Popen(
-        [str(ROOT / "submit.sh"), "api", "--data", str(root), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "TRAWL_API_KEYS": KEY},
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            requests.get(f"{base}/openapi.json", timeout=2)
-            break
-        except requests.ConnectionError:
-            assert server.poll() is None, (folder / "api.log").read_text()
-            assert time.monotonic() < deadline, "the API did not start"
-            time.sleep(0.3)
-    yield base
-    server.terminate()
-    server.wait(timeout=30)
+    shutil.copytree(data.root, folder / "data")
+    with api_server(folder / "data", folder / "api.log", env={"TRAWL_API_KEYS": KEY}) as base:
+        yield base
 
 
 def families(text: str) -> dict:

@@ -45,3 +45,9 @@ def test_the_prometheus_text_holds_the_figures(tmp_path):
     assert found["trawl_crawldb_urls"][(("status", "unfetched"),)] == 0.0
     assert found["trawl_last_round_finished_timestamp_seconds"] == {(): 0.0}  # none yet
     assert found["trawl_data_directory_bytes"][()] > 0
+
+
+def test_a_data_directory_not_made_yet_has_empty_figures(tmp_path):
+    figures = Health(str(tmp_path / "not-yet")).figures()
+    assert figures.statuses == {} and figures.jobs == {} and figures.disk["data"] == 0
+    assert figures.disk["size"] > 0

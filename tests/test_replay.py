@@ -12,13 +12,12 @@ asked at its own WARC-Date, must come back as the payload it stands for. warcio'
 import base64
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import requests
-from cluster import free_port
 from crawlruns import web_crawl_args
+from servers import free_port, serving
 from warcio.archiveiterator import ArchiveIterator
 from weblog import entries_for
 
@@ -109,31 +108,15 @@ def wayback(replayed, tmp_path_factory):
         f"    archive_paths: {archive}/\n"
     )
     port = free_port()
-    log = open(home / "wayback.log", "w")  # noqa: SIM115 - the server's lifetime
-    server = subprocess.Popen(
-        [str(BIN / "wayback"), "-p", str(port), "-b", "127.0.0.1", "-t", "2"],
-        cwd=home,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    command = [str(BIN / "wayback"), "-p", str(port), "-b", "127.0.0.1", "-t", "2"]
     base = f"http://127.0.0.1:{port}/trawl"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get(f"http://127.0.0.1:{port}/", timeout=2)
-            break
-        except requests.ConnectionError:
-            assert server.poll() is None, (home / "wayback.log").read_text()
-            assert time.monotonic() < deadline, "pywb did not start"
-            time.sleep(0.2)
+    with serving(command, f"http://127.0.0.1:{port}/", home / "wayback.log", cwd=home):
 
-    def get(date: str, url: str) -> requests.Response:
-        stamp = "".join(ch for ch in date[:19] if ch.isdigit())
-        return requests.get(f"{base}/{stamp}id_/{url}", timeout=30, allow_redirects=False)
+        def get(date: str, url: str) -> requests.Response:
+            stamp = "".join(ch for ch in date[:19] if ch.isdigit())
+            return requests.get(f"{base}/{stamp}id_/{url}", timeout=30, allow_redirects=False)
 
-    yield get
-    server.terminate()
-    server.wait(timeout=30)
+        yield get
 
 
 def test_both_revisit_profiles_name_the_capture_they_stand_for(replayed, web):

@@ -71,7 +71,7 @@ class Health:
         if current is None:
             if reading is not None:
                 reading.join()
-            else:
+            if self._current is None:  # no read yet, or the first one failed: read here
                 self._read(stamps)
             current = self._current
         return replace(current[1], running=running_fetch(self.data))
@@ -190,7 +190,8 @@ def robots_classes(path: str) -> dict[str, int]:
 
 
 def disk_figures(root: str) -> dict[str, int]:
-    """Bytes of the data directory's files, and the free and total bytes of its disk."""
+    """Bytes of the data directory's files, and the free and total bytes of its disk
+    (of the nearest folder that exists, before the first job makes the directory)."""
     used = 0
     for folder, _, files in os.walk(root):
         for name in files:
@@ -198,7 +199,10 @@ def disk_figures(root: str) -> dict[str, int]:
                 used += os.lstat(os.path.join(folder, name)).st_size
             except FileNotFoundError:  # removed while walking (a VACUUM, a temp file)
                 continue
-    usage = shutil.disk_usage(root)
+    existing = os.path.abspath(root)
+    while not os.path.isdir(existing):
+        existing = os.path.dirname(existing)
+    usage = shutil.disk_usage(existing)
     return {"data": used, "free": usage.free, "size": usage.total}
 
 

@@ -285,15 +285,8 @@ def followable_links(
     """The outlinks ``parse_page`` would keep, found cheaply (no text, no fingerprints):
     what a fetcher following links right away may follow. Empty for a page that is not
     HTML, cannot be read, or says nofollow."""
-    if not is_html(content_type, body):
-        return []
-    try:
-        doc = _document(body, decide_encoding(body, content_type)[0])
-    except (etree.ParserError, ValueError):
-        return []
-    if "nofollow" in robots_directives(doc, headers.get("x-robots-tag"), conf["http.agent.name"]):
-        return []
-    return [link.url for link in extract_outlinks(doc, _base_url(doc, url), url_filter, conf)[0]]
+    decisions = _html_decisions(url, body, content_type, headers, conf, url_filter) or []
+    return [link.url for link, reason in decisions if reason is None]
 
 
 def outlink_decisions(
@@ -304,16 +297,24 @@ def outlink_decisions(
     conf: Mapping[str, Any],
     url_filter: UrlFilter,
 ) -> list[tuple[Outlink, str | None]]:
-    """Every link of an HTML page with why ``parse_page`` drops it (None: kept;
-    ``nofollow`` for all under a page's nofollow): what parsechecker shows. A page that
-    is not HTML gives its parser plugin's outlinks, all kept."""
+    """Every link of a page with why ``parse_page`` drops it (None: kept; ``nofollow``
+    for all under an HTML page's nofollow): what parsechecker shows. A page that is not
+    HTML gives its parser plugin's outlinks, all kept."""
     if not is_html(content_type, body):
         result = parse_page(url, body, content_type, conf, headers)
         return [(link, None) for link in result.outlinks]
+    return _html_decisions(url, body, content_type, headers, conf, url_filter) or []
+
+
+def _html_decisions(url, body, content_type, headers, conf, url_filter):
+    """``link_decisions`` of an HTML page, every link dropped under its nofollow; None
+    for a page that is not HTML or cannot be read."""
+    if not is_html(content_type, body):
+        return None
     try:
         doc = _document(body, decide_encoding(body, content_type)[0])
     except (etree.ParserError, ValueError):
-        return []
+        return None
     decisions = list(link_decisions(doc, _base_url(doc, url), url_filter, conf))
     if "nofollow" in robots_directives(doc, headers.get("x-robots-tag"), conf["http.agent.name"]):
         return [(link, reason or "nofollow") for link, reason in decisions]

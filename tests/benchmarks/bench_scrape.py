@@ -22,10 +22,8 @@ Run: ``.venv/bin/python tests/benchmarks/bench_scrape.py [--size 1000000] [--hos
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,8 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
 
 from bench_crawldb import crawldb_frame  # noqa: E402
-from cluster import free_port  # noqa: E402
 from doc_tables import replace_block  # noqa: E402
+from servers import api_server  # noqa: E402
 
 KEY = "bench-scrape-key"
 BLOCK = "bench_scrape"
@@ -119,26 +117,6 @@ def write_robots(path: str, hosts: int) -> None:
     write_deltalake(path, table)
 
 
-def serve(root: Path, folder: Path):
-    port = free_port()
-    log = open(folder / "api.log", "w")  # noqa: SIM115 - the server's lifetime
-    server = subprocess.Popen(
-        [str(ROOT / "submit.sh"), "api", "--data", str(root), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "TRAWL_API_KEYS": KEY},
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            requests.get(f"{base}/openapi.json", timeout=2)
-            return server, base
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise RuntimeError((folder / "api.log").read_text())
-
-
 def timed(session: requests.Session, url: str) -> float:
     started = time.perf_counter()
     answer = session.get(url, headers={"Authorization": f"Bearer {KEY}"}, timeout=120)
@@ -203,12 +181,8 @@ def main(argv=None) -> int:
     parser.add_argument("--write-doc", action="store_true")
     args = parser.parse_args(argv)
     root = build(args.work, args.size, args.hosts, args.rounds)
-    server, base = serve(root, args.work)
-    try:
+    with api_server(root, args.work / "api.log", env={"TRAWL_API_KEYS": KEY}) as base:
         rows = measure(base, root, args.scrapes, args.hosts)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     text = table(rows, args.size, args.hosts, args.rounds)
     print(text)
     if args.write_doc:

@@ -115,9 +115,8 @@ def outlinks(conf, url: str, exchange, url_filter: UrlFilter) -> list[dict]:
     listed, seen = [], set()
     headers = {k.lower(): v for k, v in exchange.response_headers}
     content_type = exchange.header("content-type")
-    for link, reason in outlink_decisions(
-        url, exchange.body, content_type, headers, conf, url_filter
-    ):
+    page = (url, exchange.body, content_type, headers)
+    for link, reason in outlink_decisions(page, conf, url_filter):
         if reason is None and conf["db.ignore.external.links"]:
             mode = conf["db.ignore.external.links.mode"]
             reason = None if same_site(host_of(link.url), host_of(url), mode) else "external"

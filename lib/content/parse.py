@@ -290,16 +290,13 @@ def followable_links(
 
 
 def outlink_decisions(
-    url: str,
-    body: bytes,
-    content_type: str | None,
-    headers: Mapping[str, str],
-    conf: Mapping[str, Any],
-    url_filter: UrlFilter,
+    page: tuple, conf: Mapping[str, Any], url_filter: UrlFilter
 ) -> list[tuple[Outlink, str | None]]:
-    """Every link of a page with why ``parse_page`` drops it (None: kept; ``nofollow``
-    for all under an HTML page's nofollow): what parsechecker shows. A page that is not
-    HTML gives its parser plugin's outlinks, all kept."""
+    """Every link of a page (``(url, body, content_type, headers)``, as ``parse_pages``
+    takes) with why ``parse_page`` drops it (None: kept; ``nofollow`` for all under an
+    HTML page's nofollow): what parsechecker shows. A page that is not HTML gives its
+    parser plugin's outlinks, all kept."""
+    url, body, content_type, headers = page
     if not is_html(content_type, body):
         result = parse_page(url, body, content_type, conf, headers)
         return [(link, None) for link in result.outlinks]

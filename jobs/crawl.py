@@ -3,7 +3,8 @@
 Usage: ``submit.sh crawl [--seeds FILE] --rounds N --data DIR [--adddays N]``.
 ``--seeds`` may be left out once the crawldb exists. Before the first round, a segment
 left unfinished by an earlier run (killed, or failed) is finished first, from the stage
-where it stopped. Prints one progress line per stage. Stops early when nothing is due.
+where it stopped. Prints one progress line per stage. Stops early when nothing is due;
+after its last round, says how many URLs are due for a later crawl.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import gc
 import sys
 
+from crawldb.schedule import shifted_now
+from engine.executors.generate_plan import due_left
 from engine.executors.round_dedup import mark_round
 from engine.executors.submissions import inject_pending
 from engine.runtime.cli import job_main, job_parser
@@ -25,7 +28,7 @@ from jobs.maintain import due as maintenance_due
 from jobs.maintain import maintain
 from jobs.parse import parse
 from jobs.updatedb import updatedb
-from lib.clock import Stopwatch
+from lib.clock import Stopwatch, now_ms
 from lib.storage import join
 
 
@@ -70,8 +73,23 @@ def run(spark, conf, args) -> int:
         # The round's DataFrames left in reference cycles hold their JVM query plans
         # (through py4j) until CPython's rare full collection: free them every round.
         gc.collect()
+    else:
+        if args.rounds:
+            left_line(spark, conf, data, args)
     warming.join()  # a crawl with nothing due ends before the workers are up
     return 0
+
+
+def left_line(spark, conf, data: DataDir, args) -> None:
+    """After the last round: the URLs due that a later crawl would fetch (new links, and
+    those spread or deferred by the rounds' budgets), so that none is left unsaid."""
+    due, deferred = due_left(spark, conf.as_dict(), data, shifted_now(now_ms(), args.adddays))
+    if due:
+        print(
+            f"crawl: {due} URLs due were left for a later crawl ({deferred} of them deferred "
+            "by a round's tail): crawl --rounds N goes on with them",
+            flush=True,
+        )
 
 
 def unfinished_segments(data: DataDir, conf) -> list[str]:

@@ -204,3 +204,26 @@ def test_cdxj_indexes_find_every_capture_in_the_warc_files(crawled):
                 indexed.append(entry["url"])
         answered = [u for u in warc_page_responses(segment)]
         assert set(answered) <= set(indexed)
+
+
+def test_a_crawl_that_ends_says_how_many_due_urls_it_left(crawled_copy, capsys):
+    from deltalake import DeltaTable
+
+    from crawldb.selection import due_rows
+    from jobs import crawl
+    from lib.clock import now_ms
+    from lib.config import load_config
+
+    data, _, _ = crawled_copy
+    capsys.readouterr()
+    assert crawl.main(["--rounds", "1", "--data", str(data.root), *crawl_conf_args()]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    columns = ["fetch_time", "score", "reason", "generate_time"]
+    table = DeltaTable(data.crawldb).to_pyarrow_table(columns=columns)
+    due = due_rows(table, load_config().as_dict(), now_ms())
+    assert due.num_rows > 0  # the test web's frontier: links one round did not reach
+    deferred = sum(reason == st.REASON_DEFERRED for reason in due.column("reason").to_pylist())
+    assert printed[-1] == (
+        f"crawl: {due.num_rows} URLs due were left for a later crawl ({deferred} of them "
+        "deferred by a round's tail): crawl --rounds N goes on with them"
+    )

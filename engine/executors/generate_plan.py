@@ -26,6 +26,8 @@ from engine.runtime.layout import DataDir
 from engine.tables.delta_files import is_delta_table
 from engine.tables.driver_tables import arrow_table, is_plain
 from engine.tables.metrics import latest_responses
+from engine.tables.store import read_crawldb
+from lib import vocabulary as st
 from lib.url.filter import UrlFilter
 
 CANDIDATE_DDL = (
@@ -317,3 +319,23 @@ def write_fetchlist(spark, segment, rows, placed: dict, message: str) -> dict:
     file = {"file": basename(path), "bytes": size, "rows": count}
     task_files.commit(segment.storage, table, run, [file], stored, message)
     return selection.tier_counts(rows)
+
+
+def due_left(spark, conf: dict, data: DataDir, now: int) -> tuple[int, int]:
+    """``(due, deferred)``: the crawldb's URLs due at ``now`` (``crawldb.selection.due_rows``,
+    per batch of Spark's tasks), and of them those a round's tail deferred: what a
+    crawl that ends leaves to a later one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = ["fetch_time", "score", "reason", selection.GENERATED]
+
+    def counted(batches):
+        for batch in batches:
+            due = selection.due_rows(pa.Table.from_batches([batch]), conf, now)
+            deferred = pc.sum(pc.equal(due.column("reason"), st.REASON_DEFERRED)).as_py()
+            yield pa.RecordBatch.from_pydict({"due": [due.num_rows], "deferred": [deferred or 0]})
+
+    frame = read_crawldb(spark, data, millis=True).select(*names)
+    totals = frame.mapInArrow(counted, "due BIGINT, deferred BIGINT").groupBy().sum().first()
+    return int(totals[0] or 0), int(totals[1] or 0)

@@ -244,7 +244,7 @@ case "$command" in
     require_java; bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
-  urlcheck|parsechecker)
+  urlcheck|parsechecker|readlinkdb)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m "jobs.$command" "$@" ;;
   test)
     require_java; bootstrap; test_tools; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;

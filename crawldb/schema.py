@@ -187,6 +187,20 @@ SOFT404 = Table(
 # metadata: what a parser knows of the link (a feed entry's "updated" date, lib.content.feeds)
 OUTLINK_TYPE = "STRUCT<url: STRING, anchor: STRING, rel: STRING, metadata: MAP<STRING, STRING>>"
 
+LINKDB = Table(
+    "linkdb",
+    (
+        ("url", "STRING"),  # the link's target, normalized
+        ("from_url", "STRING"),  # the page that links to it
+        ("from_host", "STRING"),
+        ("anchor", "STRING"),  # the link's anchor text, as last seen
+        ("first_segment", "STRING"),  # the segments whose parse found it first and last
+        ("last_segment", "STRING"),
+        ("first_seen", "TIMESTAMP"),  # when updatedb applied those segments
+        ("last_seen", "TIMESTAMP"),
+    ),
+)
+
 PARSE = Table(
     "parse",
     (

@@ -20,6 +20,7 @@ from engine.caches.probe_cache import soft_404_templates, store_probes
 from engine.executors.admission import admit
 from engine.executors.driver_update import in_driver, update_in_driver
 from engine.executors.freshness import freshness
+from engine.executors.linkdb import update_linkdb
 from engine.executors.round_dedup import mark_round, round_duplicates
 from engine.runtime import write_behind
 from engine.runtime.cli import job_main, job_parser
@@ -197,10 +198,13 @@ def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) 
     is updated in the driver (``engine.executors.driver_update``, ``db.driver.urls``)."""
     clock = Stopwatch()
     settings = conf.as_dict()
-    if in_driver(settings, data, segment):
+    driver = in_driver(settings, data, segment)
+    if driver:
         summary, deduped = update_in_driver(spark, settings, data, segment, dedup)
     else:
         summary, deduped = update_by_spark(spark, conf, data, segment, dedup)
+    if settings["linkdb.enabled"]:
+        summary["inlinks"] = update_linkdb(spark, settings, data, segment, driver)
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
         write_behind.later(spark, "soft404", store_probes, data, segment)

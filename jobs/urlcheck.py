@@ -50,7 +50,9 @@ def crawldb_statuses(data: str, urls: list[str]) -> dict[str, str]:
     from engine.runtime.layout import DataDir
 
     crawldb = DeltaTable(DataDir.at(data).crawldb).to_pyarrow_dataset()
-    rows = crawldb.to_table(columns=["url", "status"], filter=pc.field("url").isin(urls))
+    # delta-rs may read strings as string_view: the column cast to compare it with a str.
+    wanted = pc.field("url").cast("string").isin(urls)
+    rows = crawldb.to_table(columns=["url", "status"], filter=wanted)
     return dict(zip(rows.column("url").to_pylist(), rows.column("status").to_pylist(), strict=True))
 
 

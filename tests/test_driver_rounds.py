@@ -85,6 +85,13 @@ def before_round(source: Path, name: str, target: Path) -> DataDir:
     label = f"trawl updatedb segment={name}"
     version = next(h["version"] for h in table.history() if h.get("userMetadata") == label)
     table.restore(version - 1)
+    links = DeltaTable(str(target / "linkdb"))
+    label = f"trawl updatedb linkdb segment={name}"
+    version = next(h["version"] for h in links.history() if h.get("userMetadata") == label)
+    if version:
+        links.restore(version - 1)
+    else:  # the linkdb was made by this round
+        shutil.rmtree(target / "linkdb")
     for marker in ("_updated.done", "_deduped.done"):
         (target / "segments" / name / marker).unlink(missing_ok=True)
     return DataDir.at(target)
@@ -92,6 +99,13 @@ def before_round(source: Path, name: str, target: Path) -> DataDir:
 
 def rows_by_url(data: DataDir) -> dict:
     return {row["url"]: row for row in python_rows(data.crawldb, CRAWLDB)}
+
+
+def linkdb_rows(data: DataDir) -> list[tuple]:
+    """The linkdb's rows but their times (each way stamps its own)."""
+    columns = ["url", "from_url", "from_host", "anchor", "first_segment", "last_segment"]
+    table = DeltaTable(data.linkdb).to_pyarrow_table(columns=columns)
+    return sorted(tuple(row.values()) for row in table.to_pylist())
 
 
 def assert_same_rows(driver: dict, spark_way: dict) -> None:
@@ -131,13 +145,15 @@ def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path):
         (driver, summary, deduped), (spark_way, expected, expected_dedup) = ways.values()
         assert summary["changed"] > 0, name
         assert sum(summary["rejected"].values()) > 0, name
-        for key in ("changed", "new", "crawldb", "rejected", "opted_out_removed"):
+        for key in ("changed", "new", "crawldb", "rejected", "opted_out_removed", "inlinks"):
             assert summary[key] == expected[key], (name, key)
         for key in ("urls", "pages", "age_days"):
             assert summary["freshness"][key] == expected["freshness"][key], (name, key)
         assert deduped["duplicates"] == expected_dedup["duplicates"], name
         assert deduped["restored"] == expected_dedup["restored"], name
         assert_same_rows(rows_by_url(driver), rows_by_url(spark_way))
+        assert summary["inlinks"] > 0, name
+        assert linkdb_rows(driver) == linkdb_rows(spark_way), name
         versions = [DeltaTable(d.crawldb).version() for d in (driver, spark_way)]
         assert versions[0] == versions[1], name  # one commit each
 

@@ -76,6 +76,11 @@ class DataDir:
         return join(self.root, "robots")
 
     @property
+    def linkdb(self) -> str:
+        """Path of the linkdb Delta table (inlinks, with their anchors)."""
+        return join(self.root, "linkdb")
+
+    @property
     def soft404(self) -> str:
         """Path of the soft-404 probe cache Delta table."""
         return join(self.root, "soft404")

@@ -1,0 +1,102 @@
+"""The linkdb: who links to each page, with what anchor text (Nutch's invertlinks),
+kept by updatedb from each round's parsed outlinks: the rule on its own (no Spark), and
+after the three-round crawl every page fetched through a link has its inlink rows with
+the anchors of the links that led to it, read by delta-rs and by readlinkdb."""
+
+import json
+import os
+import subprocess
+from collections import defaultdict
+
+import pyarrow as pa
+import pytest
+from conftest import ROOT
+from deltalake import DeltaTable
+
+from crawldb.linkdb import inlink_rows
+from lib import vocabulary as st
+from lib.config import load_config
+
+
+def pages(*rows) -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {"url": url, "outlinks": [{"url": u, "anchor": a} for u, a in links]}
+            for url, links in rows
+        ]
+    )
+
+
+def test_a_round_s_pages_give_one_inlink_row_a_source_and_target():
+    conf = load_config().as_dict()
+    table = pages(
+        (
+            "http://a.test/",
+            [
+                ("http://a.test/", "home"),
+                ("http://b.test/x", ""),
+                ("http://b.test/x", "X"),
+                ("http://a.test/p", "P"),
+            ],
+        ),
+        ("http://b.test/x", [("http://a.test/p", "from b")]),
+    )
+    rows = sorted(map(tuple, (r.values() for r in inlink_rows(table, conf).to_pylist())))
+    assert rows == [
+        ("http://a.test/p", "http://a.test/", "a.test", "P"),
+        ("http://a.test/p", "http://b.test/x", "b.test", "from b"),
+        ("http://b.test/x", "http://a.test/", "a.test", "X"),  # the first anchor not empty
+    ]
+    external = load_config(overrides=["linkdb.ignore.internal.host=true"]).as_dict()
+    kept = {(r["url"], r["from_url"]) for r in inlink_rows(table, external).to_pylist()}
+    assert kept == {("http://a.test/p", "http://b.test/x"), ("http://b.test/x", "http://a.test/")}
+
+
+@pytest.mark.spark
+@pytest.mark.web
+def test_every_page_reached_by_a_link_has_its_inlinks_with_their_anchors(crawled, spark):
+    data, rows, _ = crawled
+    links = DeltaTable(data.linkdb).to_pyarrow_table().to_pylist()  # delta-rs reads it
+    inlinks = defaultdict(set)
+    for link in links:
+        inlinks[link["url"]].add((link["from_url"], link["anchor"]))
+    assert len({(row["url"], row["from_url"]) for row in links}) == len(links)  # one a pair
+    parsed = defaultdict(set)  # what the parse tables say links to each page
+    for name in data.segment_names():
+        for page in spark.read.format("delta").load(data.segment(name).table("parse")).collect():
+            for outlink in page["outlinks"] or []:
+                if outlink["url"] != page["url"]:
+                    parsed[outlink["url"]].add((page["url"], outlink["anchor"] or ""))
+    redirected = {r["redirect_to"] for r in rows if r["redirect_to"]}
+    reached = [
+        r["url"]
+        for r in rows
+        if r["status"] == st.FETCHED and r["depth"] and r["url"] not in redirected
+    ]
+    assert len(reached) >= 5
+    for url in reached:
+        assert inlinks[url], url
+        assert inlinks[url] <= parsed[url], url  # each row is a link a page made, its anchor
+    assert sum(bool(anchor) for url in reached for _, anchor in inlinks[url]) > 0
+
+    target = reached[0]
+    done = subprocess.run(
+        [
+            str(ROOT / "submit.sh"),
+            "readlinkdb",
+            "--data",
+            str(data.root),
+            "--url",
+            target,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+        check=True,
+    )
+    printed = {
+        (row["from_url"], row["anchor"]) for row in map(json.loads, done.stdout.splitlines())
+    }
+    assert printed == inlinks[target]

@@ -95,7 +95,9 @@ def main(argv=None) -> int:
         f"{a:.1f} | {b:.1f} | {b / a:.2f} |"
         for number, (a, b) in enumerate(zip(off, on, strict=True))
     ]
-    ratio = statistics.median(b / a for a, b in zip(off, on, strict=True))
+    created = on[0] / off[0]
+    merges = [b / a for a, b in zip(off[1:], on[1:], strict=True)]
+    merged = statistics.median(merges) if merges else float("nan")
     text = "\n".join(
         [
             f"{args.size:,} crawldb URLs; a segment of 100,000 parsed pages with 10 outlinks "
@@ -106,7 +108,9 @@ def main(argv=None) -> int:
             "|---:|---|---:|---:|---:|",
             *rows,
             "",
-            f"Median on / off: **{ratio:.2f}** (target: at most 1.3).",
+            f"on / off: {created:.2f} when the round creates the linkdb; **{merged:.2f}** "
+            "(median) when it merges into one, as every later round does, here updating every "
+            "row (the same links again: the worst case). Target: at most 1.3.",
             "",
         ]
     )

@@ -29,11 +29,9 @@ from lib.fetching.agent import require_named_agent, unnamed_keys
 from lib.fetching.http import HttpClient
 from lib.fetching.resolver import Resolver
 from lib.fetching.robots import RobotsRules
+from lib.fetching.robots_keeper import REDIRECTS, ROBOTS_MAX_HOPS
 from lib.url.filter import UrlFilter, clean
 from lib.url.normalize import host_of, resolve
-
-ROBOTS_MAX_HOPS = 5  # RFC 9309 section 2.3.1.2, as the fetcher's robots keeper
-REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def build_parser() -> argparse.ArgumentParser:

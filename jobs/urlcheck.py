@@ -17,7 +17,7 @@ import sys
 
 from lib import plugins
 from lib.config import ConfigError, load_config
-from lib.url.filter import UrlFilter, clean
+from lib.url.filter import UrlFilter
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,12 +33,12 @@ def decisions(urls: list[str], url_filter: UrlFilter) -> list[tuple[str, str, st
     """``(given, normalized or "", "accepted" or the reason)`` of each URL."""
     found = []
     for given in urls:
+        # clean()'s two steps, so that a refused URL still shows its normalized form.
         normalized = url_filter.normalizer.key(given.strip())
         if normalized is None:
             found.append((given, "", "invalid"))
             continue
-        _, reason = clean(given.strip(), url_filter)
-        found.append((given, normalized, reason or "accepted"))
+        found.append((given, normalized, url_filter.reject(normalized) or "accepted"))
     return found
 
 

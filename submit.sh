@@ -41,6 +41,8 @@ Other commands:
   urlcheck   URLs on stdin: each one normalized, and accepted or why a filter refuses it
              (with --data DIR: whether the crawldb has it, and its status); no Spark
   parsechecker  fetch and parse one URL now as the crawl would: parsechecker [--json] URL
+  readlinkdb a page's inlinks with their anchors: readlinkdb --data DIR (--url URL | --dump OUT)
+  readhostdb the hostdb, one row per host: readhostdb --data DIR [--host H] [--json]
   demo       start the bundled test web, crawl it for 3 rounds, print stats
   test       run the test suite (arguments go to pytest)
   setup      only bootstrap the environment (.venv, packages)
@@ -244,7 +246,7 @@ case "$command" in
     require_java; bootstrap; run_job "$command" "$@" ;;
   api)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m api.server "$@" ;;
-  urlcheck|parsechecker|readlinkdb)
+  urlcheck|parsechecker|readlinkdb|readhostdb)
     bootstrap; PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" exec "$VENV/bin/python" -m "jobs.$command" "$@" ;;
   test)
     require_java; bootstrap; test_tools; cd "$ROOT"; exec "$VENV/bin/python" -m pytest "$@" ;;

@@ -201,6 +201,39 @@ LINKDB = Table(
     ),
 )
 
+HOSTDB = Table(
+    "hostdb",
+    (
+        ("host", "STRING"),  # the key, one row per host of the crawldb
+        ("urls", "BIGINT"),  # its URLs in the crawldb
+        ("urls_unfetched", "BIGINT"),  # of them, by crawldb status (lib.vocabulary)
+        ("urls_fetched", "BIGINT"),
+        ("urls_gone", "BIGINT"),
+        ("urls_redir_temp", "BIGINT"),
+        ("urls_redir_perm", "BIGINT"),
+        ("urls_notmodified", "BIGINT"),
+        ("urls_duplicate", "BIGINT"),
+        ("fetches_success", "BIGINT"),  # its pages' fetches in the rounds applied, by outcome
+        ("fetches_temp_moved", "BIGINT"),
+        ("fetches_moved", "BIGINT"),
+        ("fetches_not_modified", "BIGINT"),
+        ("fetches_not_found", "BIGINT"),
+        ("fetches_robots_denied", "BIGINT"),
+        ("fetches_retry", "BIGINT"),
+        ("fetches_skipped", "BIGINT"),
+        ("responses", "BIGINT"),  # answers to its requests (pages, robots.txt, sitemaps, probes)
+        ("mean_response_ms", "DOUBLE"),  # their mean time from request to answer
+        ("held_back", "BIGINT"),  # pages the last round that asked it left to retry or skipped
+        ("circuit_open", "BOOLEAN"),  # whether its circuit breaker opened in that round
+        ("robots_status", "INT"),  # its robots.txt's last answer (NULL: no answer came)
+        ("robots_time", "TIMESTAMP"),  # when that robots.txt was asked
+        ("crawl_delay", "DOUBLE"),  # its Crawl-delay for Trawl's agent, seconds (NULL: none)
+        ("delay", "DOUBLE"),  # the pause kept between its requests, seconds (from robots.txt)
+        ("last_fetch_time", "TIMESTAMP"),  # its latest request
+        ("last_segment", "STRING"),  # the last segment that asked it
+    ),
+)
+
 PARSE = Table(
     "parse",
     (

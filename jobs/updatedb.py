@@ -20,6 +20,7 @@ from engine.caches.probe_cache import soft_404_templates, store_probes
 from engine.executors.admission import admit
 from engine.executors.driver_update import in_driver, update_in_driver
 from engine.executors.freshness import freshness
+from engine.executors.hostdb import counts_hold, spark_changes, update_hostdb
 from engine.executors.linkdb import update_linkdb
 from engine.executors.round_dedup import mark_round, round_duplicates
 from engine.runtime import write_behind
@@ -199,12 +200,18 @@ def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) 
     clock = Stopwatch()
     settings = conf.as_dict()
     driver = in_driver(settings, data, segment)
+    held = settings["hostdb.enabled"] and counts_hold(data)  # before the round's commit
     if driver:
-        summary, deduped = update_in_driver(spark, settings, data, segment, dedup)
+        summary, deduped, changes = update_in_driver(spark, settings, data, segment, dedup)
     else:
-        summary, deduped = update_by_spark(spark, conf, data, segment, dedup)
+        summary, deduped, changes = update_by_spark(spark, conf, data, segment, dedup)
     if settings["linkdb.enabled"]:
         summary["inlinks"] = update_linkdb(spark, settings, data, segment, driver)
+    if settings["hostdb.enabled"]:
+        held = held and not summary["opted_out_removed"]
+        summary["hosts_updated"] = update_hostdb(
+            spark, settings, data, segment, changes, held, driver
+        )
     # Segments fetched before the count was kept have no figure: look for probes.
     if segment.summary("fetched").get("probes") != 0:
         write_behind.later(spark, "soft404", store_probes, data, segment)
@@ -226,7 +233,9 @@ def updatedb(spark, conf, data: DataDir, segment: Segment, dedup: bool = False) 
 
 
 def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
-    """``updatedb`` by Spark's jobs: ``(summary, deduped)`` (None without ``dedup``)."""
+    """``updatedb`` by Spark's jobs: ``(summary, deduped, changes)`` (``deduped``: None
+    without ``dedup``; ``changes``: the hostdb's partial rows of URL counts, None when
+    ``hostdb.enabled`` is off)."""
     from pyspark.sql import functions as F
 
     settings = conf.as_dict()
@@ -243,6 +252,7 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
     summary = {"changed": figures["changed"], "new": figures["new"] or 0}
+    changes = spark_changes(old, changed) if settings["hostdb.enabled"] else None
     # Counted from the cached verdicts before the merge: a MERGE's commit clears the
     # caches built on the crawldb, and a recount would see the new URLs as known.
     rejected = rejected_counts(spark, segment, refused)
@@ -258,7 +268,7 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected
-    return summary, deduped
+    return summary, deduped, changes
 
 
 def remove_opted_out(spark, data: DataDir, hosts: list[str]) -> int:

@@ -9,7 +9,7 @@ import tomllib
 import pytest
 from conftest import ROOT
 
-from crawldb.schema import CRAWLDB
+from crawldb.schema import CRAWLDB, HOSTDB, LINKDB
 from engine.runtime import cli
 
 DEFAULTS = tomllib.loads((ROOT / "conf" / "trawl-default.toml").read_text())
@@ -71,11 +71,12 @@ def test_a_wrong_default_would_be_found():
     assert says("off", -1) and says("168", 168) and says("1.5", 1.5) and says("on", True)
 
 
-def test_the_crawldb_column_table_is_the_schema():
+@pytest.mark.parametrize("table", [CRAWLDB, LINKDB, HOSTDB], ids=lambda t: t.name)
+def test_each_column_table_is_the_schema(table):
     text = (ROOT / "docs" / "data.md").read_text()
-    table = text[text.index("## crawldb columns") :].split("\n## ")[0]
-    columns = re.findall(r"^\| `([a-z_]+)` \|", table, re.M)
-    assert columns == CRAWLDB.names
+    section = text[text.index(f"## {table.name} columns") :].split("\n## ")[0]
+    columns = re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+    assert columns == table.names
 
 
 def test_the_exit_code_table_is_the_codes_in_use():

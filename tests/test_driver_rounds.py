@@ -85,16 +85,31 @@ def before_round(source: Path, name: str, target: Path) -> DataDir:
     label = f"trawl updatedb segment={name}"
     version = next(h["version"] for h in table.history() if h.get("userMetadata") == label)
     table.restore(version - 1)
-    links = DeltaTable(str(target / "linkdb"))
-    label = f"trawl updatedb linkdb segment={name}"
-    version = next(h["version"] for h in links.history() if h.get("userMetadata") == label)
-    if version:
-        links.restore(version - 1)
-    else:  # the linkdb was made by this round
-        shutil.rmtree(target / "linkdb")
+    restore_before(target / "linkdb", f"trawl updatedb linkdb segment={name}")
+    restore_before(target / "hostdb", f"trawl updatedb hostdb segment={name} ")
     for marker in ("_updated.done", "_deduped.done"):
         (target / "segments" / name / marker).unlink(missing_ok=True)
     return DataDir.at(target)
+
+
+def restore_before(table: Path, label: str) -> None:
+    """Restore the Delta table at ``table`` to its version before the commit whose label
+    starts with ``label`` (none there: it was made by that commit)."""
+    history = DeltaTable(str(table)).history()
+    version = next(h["version"] for h in history if h.get("userMetadata", "").startswith(label))
+    if version:
+        DeltaTable(str(table)).restore(version - 1)
+    else:
+        shutil.rmtree(table)
+
+
+def hostdb_rows(data: DataDir) -> list[dict]:
+    """The hostdb's rows, the mean response time rounded (summed in another order)."""
+    rows = DeltaTable(data.hostdb).to_pyarrow_table().to_pylist()
+    for row in rows:
+        if row["mean_response_ms"] is not None:
+            row["mean_response_ms"] = round(row["mean_response_ms"], 6)
+    return sorted(rows, key=lambda row: row["host"])
 
 
 def rows_by_url(data: DataDir) -> dict:
@@ -154,6 +169,8 @@ def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path):
         assert_same_rows(rows_by_url(driver), rows_by_url(spark_way))
         assert summary["inlinks"] > 0, name
         assert linkdb_rows(driver) == linkdb_rows(spark_way), name
+        assert summary["hosts_updated"] == expected["hosts_updated"] > 0, name
+        assert hostdb_rows(driver) == hostdb_rows(spark_way), name
         versions = [DeltaTable(d.crawldb).version() for d in (driver, spark_way)]
         assert versions[0] == versions[1], name  # one commit each
 

@@ -22,6 +22,7 @@ from engine.caches.probe_cache import soft_404_templates
 from engine.executors.driver_links import admitted, found_links
 from engine.executors.duplicates import PAGE_COLUMNS
 from engine.executors.freshness import PAGE_STATUSES, freshness_of
+from engine.executors.hostdb import driver_changes
 from engine.runtime.layout import DataDir, Segment
 from engine.tables.delta_files import delta_columns, table_rows
 from engine.tables.driver_rewrite import CrawldbFiles
@@ -62,8 +63,8 @@ def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
 
 
 def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: bool):
-    """Apply the segment to the crawldb in the driver: ``(summary, deduped)``, as
-    ``jobs.updatedb``'s Spark way gives them (``deduped``: None without ``dedup``)."""
+    """Apply the segment to the crawldb in the driver: ``(summary, deduped, changes)``,
+    as ``jobs.updatedb``'s Spark way gives them (``deduped``: None without ``dedup``)."""
     files = CrawldbFiles(data)
     crawldb = files.rows
     pages, fetched = segment_pages(segment)
@@ -78,13 +79,14 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
         deduped["seconds"] = round(watch.seconds, 1)
     new = sum(1 for row in changed if row["fetch_count"] == 0 and row["segment"] is None)
     summary = {"changed": len(changed), "new": new}
+    changes = driver_changes(crawldb, changed) if conf["hostdb.enabled"] else None
     if changed:
         files.rewrite(spark, changed, f"trawl updatedb segment={segment.name}")
     summary["opted_out_removed"] = 0
     summary["freshness"] = freshness_of(files.state_rows(changed), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]
     summary["rejected"] = rejected(segment, refused)
-    return summary, deduped
+    return summary, deduped, changes
 
 
 def segment_pages(segment: Segment) -> tuple[list[dict], dict]:

@@ -81,6 +81,11 @@ class DataDir:
         return join(self.root, "linkdb")
 
     @property
+    def hostdb(self) -> str:
+        """Path of the hostdb Delta table (one row per host)."""
+        return join(self.root, "hostdb")
+
+    @property
     def soft404(self) -> str:
         """Path of the soft-404 probe cache Delta table."""
         return join(self.root, "soft404")

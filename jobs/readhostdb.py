@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from lib.config import ConfigError, load_config
+from engine.runtime.reader import open_table, reader_parser
 
 # The one-line summary's columns: (header, how a row gives it).
 SUMMARY = (
@@ -36,14 +36,9 @@ SUMMARY = (
 
 def build_parser() -> argparse.ArgumentParser:
     """Command line of the tool."""
-    parser = argparse.ArgumentParser(
-        prog="submit.sh readhostdb", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--data", required=True, help="data directory")
+    parser = reader_parser("readhostdb", __doc__.splitlines()[0])
     parser.add_argument("--host", help="one host's row")
     parser.add_argument("--json", action="store_true", help="JSON instead of text")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--conf-file", action="append", default=[], metavar="FILE")
     return parser
 
 
@@ -69,22 +64,11 @@ def print_summary(rows: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Print; 1 when ``--host`` is not in the hostdb, 2 when there is no hostdb."""
-    from engine.runtime.layout import DataDir
-    from engine.tables.delta_files import is_delta_table
-
     args = build_parser().parse_args(argv)
-    try:
-        conf = load_config(args.conf_file, args.conf)
-    except ConfigError as exc:
-        print(f"readhostdb: {exc}", file=sys.stderr)
+    opened = open_table("readhostdb", args, "hostdb")
+    if opened is None:
         return 2
-    data = DataDir.at(args.data, conf)
-    if not is_delta_table(data.hostdb):
-        print(
-            f"readhostdb: {args.data} has no hostdb (updatedb writes it: hostdb.enabled)",
-            file=sys.stderr,
-        )
-        return 2
+    _, data = opened
     rows = host_table(data.hostdb)
     if args.host is not None:
         rows = [row for row in rows if row["host"] == args.host.lower()]

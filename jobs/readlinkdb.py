@@ -13,22 +13,17 @@ import argparse
 import json
 import sys
 
-from lib.config import ConfigError, load_config
+from engine.runtime.reader import open_table, reader_parser
 from lib.url.filter import UrlFilter
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Command line of the tool."""
-    parser = argparse.ArgumentParser(
-        prog="submit.sh readlinkdb", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--data", required=True, help="data directory")
+    parser = reader_parser("readlinkdb", __doc__.splitlines()[0])
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--url", help="the inlinks of one URL")
     action.add_argument("--dump", metavar="OUT", help="write every inlink as JSON lines to OUT")
     parser.add_argument("--json", action="store_true", help="--url as JSON lines")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
-    parser.add_argument("--conf-file", action="append", default=[], metavar="FILE")
     return parser
 
 
@@ -45,23 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     import pyarrow.compute as pc
     from deltalake import DeltaTable
 
-    from engine.runtime.layout import DataDir
-
     args = build_parser().parse_args(argv)
-    try:
-        conf = load_config(args.conf_file, args.conf)
-    except ConfigError as exc:
-        print(f"readlinkdb: {exc}", file=sys.stderr)
+    opened = open_table("readlinkdb", args, "linkdb")
+    if opened is None:
         return 2
-    data = DataDir.at(args.data, conf)
-    try:
-        linkdb = DeltaTable(data.linkdb).to_pyarrow_dataset()
-    except Exception:  # noqa: BLE001 - no table there: one line
-        print(
-            f"readlinkdb: {args.data} has no linkdb (updatedb writes it: linkdb.enabled)",
-            file=sys.stderr,
-        )
-        return 2
+    conf, data = opened
+    linkdb = DeltaTable(data.linkdb).to_pyarrow_dataset()
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as out:
             for batch in linkdb.to_batches():

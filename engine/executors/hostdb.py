@@ -160,6 +160,18 @@ def update_hostdb(
     return rows.num_rows
 
 
+def recount_hostdb(spark, data: DataDir, in_driver: bool) -> int:
+    """Count the hostdb's URL counts again from the crawldb as it is (its other figures
+    kept), as the first round after an inject does; returns the hosts written."""
+    from deltalake import DeltaTable
+
+    old = arrow_table(data.hostdb, HOSTDB) if is_delta_table(data.hostdb) else partial_table([])
+    rows = host_rows(old, recounted(spark, data, in_driver), recount=True)
+    version = DeltaTable(data.crawldb).version()
+    _write(data, rows, f"{LABEL} segment=- crawldb={version}", replace=True)
+    return rows.num_rows
+
+
 def recounted(spark, data: DataDir, in_driver: bool):
     """Partial rows counting every URL of the crawldb by host and status."""
     import pyarrow as pa

@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 
-from engine.runtime.reader import open_table, reader_parser
+from engine.runtime.reader import exit_now, open_table, reader_parser
 
 # The one-line summary's columns: (header, how a row gives it).
 SUMMARY = (
@@ -87,4 +87,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from engine.runtime.reader import open_table, reader_parser
+from engine.runtime.reader import exit_now, open_table, reader_parser
 from lib.url.filter import UrlFilter
 
 
@@ -66,4 +65,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from engine.runtime.reader import exit_now
 from lib import plugins
 from lib.config import ConfigError, load_config
 from lib.url.filter import UrlFilter
@@ -84,4 +85,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -4,7 +4,9 @@ readhostdb): their common options, and the table opened or one line saying why n
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from typing import NoReturn
 
 from engine.runtime.layout import DataDir
 from lib.config import Config, ConfigError, load_config
@@ -38,3 +40,12 @@ def open_table(tool: str, args, table: str) -> tuple[Config, DataDir] | None:
         )
         return None
     return conf, data
+
+
+def exit_now(code: int) -> NoReturn:
+    """End the tool with ``code`` once its output is flushed, without the interpreter's
+    teardown: delta-rs's threads can still be alive then and abort the process with
+    SIGABRT after its work is done (delta-io/delta-rs#2184)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

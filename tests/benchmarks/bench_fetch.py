@@ -1,34 +1,32 @@
-"""Fetch benchmark (issue 3): Trawl against a bare fetch loop and Scrapy, side by side.
+"""Fetch benchmark: Trawl's whole crawl against the bare fetch-and-parse loop and Scrapy,
+side by side in one run, counted the same way for every client.
 
-Serves a local web of HOSTS hosts x PAGES pages (``python -m testweb``, its own process),
-whose pages also link in a tree of FANOUT links a page (by default the smallest fan-out by
-which DEPTH levels of links reach every page, so that the crawl fetches the whole web),
-then, one after the other against the same web:
+Serves a local web of HOSTS hosts x PAGES pages (``python -m testweb``, its own process)
+whose pages link in a tree (by default the smallest fan-out by which DEPTH levels of
+links reach every page), then, ``--repeats`` times, one client after the other against
+the same web:
 
-1. Trawl: ``./submit.sh crawl`` from the home pages, ``fetcher.server.delay=0``, twice:
-   DEPTH+1 rounds (depth 0..DEPTH, one round per link level), then one round that
-   follows links to DEPTH levels inside the fetch tasks (``fetcher.follow.outlinks.depth``,
-   with a link budget no page of this web exceeds); figures for the whole crawl (JVM
-   start-up and every round included) and for the fetch stage alone (the fetch jobs' own
-   timings); both count Trawl's requests from the web's log, robots.txt left out (the
-   bare loop's work);
-2. three bare fetch loops over exactly the URLs the round-per-level crawl fetched (one
-   connection per host, no parsing, no storage): on urllib3 and threads
-   (``bare_fetch.py``), on libcurl and threads, Trawl's own HTTP stack
-   (``bare_pycurl.py``), and on aiohttp and asyncio, the loop the issue's orientation
-   figures were measured with (``bare_aiohttp.py``); and Trawl's fetcher
-   over the same URLs in one process without Spark (robots.txt, politeness, WARC):
-   ``core_fetch.py``;
-3. Scrapy: a stock CrawlSpider, ROBOTSTXT_OBEY, one request per domain at a time,
-   DEPTH_LIMIT=DEPTH: ``scrapy_spider.py`` (``pip install -e .[bench]``).
+- Trawl: ``./submit.sh crawl`` from the home pages at ``fetcher.server.delay=0``, as
+  DEPTH+1 rounds (one a link level), and as one round that follows links to DEPTH levels
+  inside the fetch tasks (``fetcher.follow.outlinks.depth``): the whole command, JVM
+  start-up and every round included;
+- the bare loop, the machine's limit for a crawler without crawl logic
+  (``bare_parse.py``): aiohttp, one connection per host, each page's links found with
+  lxml and made absolute, its body gzipped, one process per core, over the URLs of
+  pages Trawl's first crawl asked;
+- Scrapy (``scrapy_spider.py``, a CrawlSpider following every link, ROBOTSTXT_OBEY, one
+  request per domain at a time, DEPTH_LIMIT=DEPTH) in three configurations: its stock
+  settings; the settings of its own "Broad Crawls" guide; two spiders at once, each
+  given half of the hosts (a user's way to use two cores).
 
-This machine's speed changes by 2x within minutes (a shared VM), so the aiohttp loop also
-runs right after each Trawl crawl, over the same URLs: the fetch stages are compared with
-the loop run next to them as well, and the spread of the loop's runs says how much the
-machine moved during the benchmark.
+Every client sends a User-Agent of its own, and its pages are the web log's 200 answers
+to it of page paths (robots.txt and sitemaps left out): the same unit for all, whatever
+a client counts itself. CPU is that of every process of the client's tree
+(``measure.py``: the PySpark workers included). Pages/s is over the client's whole wall
+time. Each client's figure is the median of its runs, with their spread.
 
-Prints pages, seconds, pages/s, CPU seconds per page and peak memory of each, and the
-ratios. Run on demand: ``.venv/bin/python tests/benchmarks/bench_fetch.py [--hosts 500]``.
+Run on demand: ``.venv/bin/python tests/benchmarks/bench_fetch.py [--hosts 500]
+[--pages 60] [--depth 3] [--repeats 2] [--write-doc]`` (``pip install -e .[bench]``).
 """
 
 from __future__ import annotations
@@ -37,19 +35,57 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+import zlib
+from collections import Counter
 from pathlib import Path
-
-from lib.config import load_config
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PYTHON = sys.executable
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from doc_tables import replace_block  # noqa: E402
+
+from lib.config import load_config  # noqa: E402
+
+# The Scrapy guide's "Broad Crawls" settings (its politeness kept: one request a domain).
+BROAD = {
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
+    "CONCURRENT_REQUESTS": "100",
+    "REACTOR_THREADPOOL_MAXSIZE": "20",
+    "COOKIES_ENABLED": "False",
+    "RETRY_ENABLED": "False",
+    "DOWNLOAD_TIMEOUT": "15",
+    "REDIRECT_ENABLED": "False",
+    "AJAXCRAWL_ENABLED": "True",
+    "DEPTH_PRIORITY": "1",
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+}
+CLIENTS = (
+    "Trawl, DEPTH+1 rounds",
+    "Trawl, 1 round following links",
+    "bare fetch-and-parse loop",
+    "Scrapy, stock",
+    "Scrapy, broad-crawl settings",
+    "Scrapy, two spiders",
+)
+TRAWL, BARE, SCRAPYS = CLIENTS[0], CLIENTS[2], CLIENTS[3:]
 
 
-def measured(name: str, work: Path, command: list[str], **kwargs) -> dict:
+def agent(client: str, repeat: int) -> str:
+    """The User-Agent a client's run sends: its requests in the web's log."""
+    tag = "".join(word[0] for word in client.replace(",", "").split())
+    return f"Bench{tag}{repeat} (+https://trawl.invalid/bench)"
+
+
+def measured(work: Path, name: str, command: list[str], **kwargs) -> dict:
     out = work / f"{name}.figures.json"
     subprocess.run(
         [PYTHON, str(HERE / "measure.py"), str(out), "--", *command], check=True, **kwargs
@@ -65,253 +101,191 @@ def fanout_for(pages: int, depth: int) -> int:
     return fanout
 
 
-def start_web(
-    work: Path, hosts: int, pages: int, fanout: int, words: int
-) -> tuple[subprocess.Popen, list[str]]:
-    web = subprocess.Popen(
-        [
-            PYTHON,
-            "-m",
-            "testweb",
-            "--log",
-            str(work / "requests.jsonl"),
-            "--hosts",
-            str(hosts),
-            "--subnet",
-            "20",
-            "--pages",
-            str(pages),
-            "--fanout",
-            str(fanout),
-            "--words",
-            str(words),
-            "--crawl-delay",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    info = json.loads(web.stdout.readline())
-    return web, info["seeds"]
+def start_web(work: Path, args, fanout: int) -> tuple[subprocess.Popen, list[str]]:
+    command = [PYTHON, "-m", "testweb", "--log", str(work / "requests.jsonl"), "--subnet", "20"]
+    command += ["--hosts", str(args.hosts), "--pages", str(args.pages), "--fanout", str(fanout)]
+    command += ["--words", str(args.words), "--crawl-delay", "0"]
+    web = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    return web, json.loads(web.stdout.readline())["seeds"]
 
 
-AGENT = "https://trawl.invalid/bench-{}".format
-
-
-def run_trawl(work: Path, seeds: Path, label: str, rounds: int, threads: int, *settings) -> dict:
-    """One Trawl crawl with a User-Agent URL of its own (``AGENT(label)``)."""
-    data = work / f"trawl-{label}"
+def run_trawl(work: Path, seeds: Path, name: str, ua: str, args, follow: bool) -> dict:
+    data = work / name
     command = [str(ROOT / "submit.sh"), "crawl", "--seeds", str(seeds), "--data", str(data)]
-    command += ["--rounds", str(rounds)]
-    for setting in (
+    command += ["--rounds", "1" if follow else str(args.depth + 1)]
+    settings = [
         "fetcher.server.delay=0",
         "fetcher.allow.private.networks=true",
-        f"fetcher.threads.fetch={threads}",
-        f"http.agent.url={AGENT(label)}",
-        *settings,
-    ):
+        f"http.agent.name={ua.split()[0]}",
+        f"http.agent.url={ua.split()[1].strip('(+)')}",
+    ]
+    if follow:
+        settings += [
+            f"fetcher.follow.outlinks.depth={args.depth}",
+            f"fetcher.follow.outlinks.depth.divisor={args.depth}",
+            "fetcher.follow.outlinks.num.links=100",  # db.max.outlinks.per.page
+        ]
+    for setting in settings:
         command += ["--conf", setting]
-    figures = measured(f"trawl-{label}", work, command)
-    fetch_seconds = fetch_pages = 0.0
-    for marker in sorted(data.glob("segments/*/_fetched.done")):
-        summary = json.loads(marker.read_text())
-        fetch_seconds += summary["seconds"]
-        fetch_pages += summary["urls"]
-    figures["fetch_stage"] = {"pages": fetch_pages, "seconds": fetch_seconds}
-    return figures
+    return measured(work, name, command)
 
 
-def trawl_urls(work: Path, label: str) -> list[str]:
-    urls = []
+def run_scrapy(work: Path, seeds: list[str], name: str, ua: str, args) -> dict:
+    client = CLIENTS[3 + int(name.split("-")[1])]
+    base = [PYTHON, "-m", "scrapy", "runspider", str(HERE / "scrapy_spider.py")]
+    settings = {"DEPTH_LIMIT": str(args.depth), "LOG_LEVEL": "WARNING", "USER_AGENT": ua}
+    if client == SCRAPYS[1]:
+        settings |= BROAD
+    options = [item for key, value in settings.items() for item in ("-s", f"{key}={value}")]
+    shares = 2 if client == SCRAPYS[2] else 1
+    commands = []
+    for share in range(shares):
+        mine = [s for s in seeds if zlib.crc32(s.encode()) % shares == share]
+        (work / f"{name}-{share}.seeds").write_text("\n".join(mine) + "\n")
+        commands.append([*base, "-a", f"seeds={work / f'{name}-{share}.seeds'}", *options])
+    line = " & ".join(" ".join(f"'{part}'" for part in c) for c in commands) + " & wait"
+    return measured(work, name, ["sh", "-c", line], cwd=work, stdout=subprocess.DEVNULL)
+
+
+def run_bare(work: Path, name: str, ua: str, threads: int) -> dict:
+    command = [PYTHON, str(HERE / "bare_parse.py"), str(work / "urls.txt"), str(threads)]
+    command += [str(os.cpu_count()), ua]
+    return measured(work, name, command, stdout=subprocess.DEVNULL)
+
+
+def token(ua: str) -> str:
+    """A User-Agent's product token (``agent``'s tag): what tells the clients apart."""
+    return ua.split(" ")[0].split("/")[0]
+
+
+def is_page(entry: dict) -> bool:
+    """A 200 answer of a page (not robots.txt, not a sitemap)."""
+    path = entry["path"]
+    return entry["status"] == 200 and path != "/robots.txt" and "sitemap" not in path
+
+
+def answers(work: Path) -> Counter:
+    """User-Agent token -> the web's 200 answers of pages to it."""
+    counts: Counter = Counter()
     with open(work / "requests.jsonl", encoding="utf-8") as handle:
         for line in handle:
             entry = json.loads(line)
-            if AGENT(label) in entry["ua"] and entry["path"] != "/robots.txt":
-                urls.append(f"http://{entry['host']}:{PORT[0]}{entry['path']}")
-    return urls
+            if is_page(entry):
+                counts[token(entry["ua"])] += 1
+    return counts
 
 
-PORT = [0]
-# The bare loops, all over the URLs the round-per-level crawl requested: urllib3 and
-# threads, libcurl and threads (Trawl's own HTTP stack), aiohttp and asyncio (the loop
-# the issue's orientation figures were taken with).
-BARE_LOOPS = (
-    ("bare", "bare_fetch.py"),
-    ("pycurl", "bare_pycurl.py"),
-    ("aiohttp", "bare_aiohttp.py"),
-)
-BARE_LABELS = {
-    "bare": "bare fetch loop",
-    "pycurl": "bare pycurl loop",
-    "aiohttp": "bare aiohttp loop",
-}
+def page_urls(work: Path, ua: str, port: str) -> list[str]:
+    """The page URLs a client asked (once each), in the order it asked them."""
+    urls = {}
+    with open(work / "requests.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            entry = json.loads(line)
+            if token(entry["ua"]) == token(ua) and is_page(entry):
+                urls[f"http://{entry['host']}:{port}{entry['path']}"] = None
+    return list(urls)
 
 
-# The aiohttp loop run right after each Trawl crawl.
-ADJACENT = ("bare aiohttp loop, next to rounds", "bare aiohttp loop, next to follow")
+def run_all(work: Path, args, seeds: list[str], seed_file: Path) -> dict[str, list[dict]]:
+    """Every client ``args.repeats`` times: client -> its runs' figures (with ``ua``)."""
+    threads = load_config()["fetcher.threads.fetch"]
+    runs: dict[str, list[dict]] = {client: [] for client in CLIENTS}
+    port = seeds[0].rsplit(":", 1)[1].strip("/")
+    for repeat in range(args.repeats):
+        for number, client in enumerate(CLIENTS):
+            if client in SCRAPYS and args.skip_scrapy:
+                continue
+            ua, name = agent(client, repeat), f"c{number}-r{repeat}"
+            if number < 2:
+                figures = run_trawl(work, seed_file, name, ua, args, follow=number == 1)
+            elif number == 2:
+                figures = run_bare(work, name, ua, threads)
+            else:
+                figures = run_scrapy(work, seeds, f"s-{number - 3}-r{repeat}", ua, args)
+            runs[client].append(figures | {"ua": ua})
+            print(f"{client} #{repeat + 1}: {figures['seconds']:.1f} s", flush=True)
+            if (repeat, number) == (0, 0):
+                (work / "urls.txt").write_text("\n".join(page_urls(work, ua, port)) + "\n")
+    return runs
 
 
-def bare_loop(work: Path, name: str, threads: int) -> dict:
-    """One bare loop (``name``: a BARE_LOOPS name, or ``aiohttp-N``) over urls.txt."""
-    script = dict(BARE_LOOPS)[name.split("-")[0]]
-    out = work / f"{name}.json"
-    command = [PYTHON, str(HERE / script), str(work / "urls.txt"), str(threads)]
-    figures = measured(name, work, command, stdout=open(out, "w"))
-    return json.loads(out.read_text()) | {"peak_bytes": figures["peak_bytes"]}
+def summary(runs: dict[str, list[dict]], counts: Counter) -> dict[str, dict]:
+    """Client -> pages (median), pages/s (median, min, max), CPU ms a page, peak MB."""
+    rows = {}
+    for client, figures in runs.items():
+        if not figures:
+            continue
+        pages = [counts[token(f["ua"])] for f in figures]
+        rates = [p / f["seconds"] for p, f in zip(pages, figures, strict=True)]
+        cpu = [1000 * f["cpu"] / p for p, f in zip(pages, figures, strict=True) if p]
+        rows[client] = {
+            "pages": statistics.median(pages),
+            "seconds": statistics.median(f["seconds"] for f in figures),
+            "rate": statistics.median(rates),
+            "low": min(rates),
+            "high": max(rates),
+            "cpu_ms": statistics.median(cpu) if cpu else float("nan"),
+            "peak_mb": max(f["peak_bytes"] for f in figures) / 2**20,
+        }
+    return rows
 
 
-def report(name: str, pages: float, figures: dict) -> dict:
-    rate = pages / figures["seconds"] if figures["seconds"] else 0.0
-    cpu = figures.get("cpu")
-    row = {
-        "name": name,
-        "pages": int(pages),
-        "seconds": round(figures["seconds"], 1),
-        "pages_per_s": round(rate, 1),
-        "cpu_ms_per_page": round(1000 * cpu / pages, 2) if cpu and pages else None,
-        "peak_mb": round(figures["peak_bytes"] / 2**20) if "peak_bytes" in figures else None,
-    }
-    print(
-        f"{name:<28} {row['pages']:>7} pages {row['seconds']:>8} s {row['pages_per_s']:>9} "
-        f"pages/s  cpu {row['cpu_ms_per_page']} ms/page  peak {row['peak_mb']} MB"
-    )
-    return row
+def table(rows: dict[str, dict], args, fanout: int) -> str:
+    lines = [
+        f"{args.hosts:,} hosts x {args.pages} pages of {args.words} words, fan-out {fanout}, "
+        f"depth {args.depth}; {args.repeats} runs of each client, one after the other "
+        f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
+        "",
+        "| client | pages (200) | seconds | pages/s (spread) | CPU ms/page | peak MB |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for client, row in rows.items():
+        lines.append(
+            f"| {client.replace('DEPTH+1', str(args.depth + 1))} | {row['pages']:,.0f} | "
+            f"{row['seconds']:.1f} | {row['rate']:,.0f} ({row['low']:,.0f}-{row['high']:,.0f}) "
+            f"| {row['cpu_ms']:.2f} | {row['peak_mb']:,.0f} |"
+        )
+    lines.append("")
+    for trawl in CLIENTS[:2]:
+        if trawl in rows and BARE in rows:
+            mine, name = rows[trawl]["rate"], trawl.replace("DEPTH+1", str(args.depth + 1))
+            line = f"{name}: **{mine / rows[BARE]['rate']:.2f}** of the bare loop's pages/s"
+            line += " (target 0.6)"
+            best = max((rows[s]["rate"] for s in SCRAPYS if s in rows), default=None)
+            if best:
+                line += f", **{mine / best:.2f}x** the best Scrapy configuration's (target 2.5)"
+            lines.append(f"- {line}.")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=500)
-    parser.add_argument("--pages", type=int, default=50)
+    parser.add_argument("--pages", type=int, default=60)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument(
-        "--fanout", type=int, help="tree links a page (default: enough to reach every page)"
-    )
-    parser.add_argument(
-        "--words", type=int, default=800, help="words of text a page (800: ~4.5 KB)"
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=load_config()["fetcher.threads.fetch"],
-        help="fetcher.threads.fetch, and the bare loops' concurrency (default: its default)",
-    )
+    parser.add_argument("--words", type=int, default=2500, help="words a page (2500: ~14 KB)")
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-scrapy", action="store_true")
+    parser.add_argument("--write-doc", action="store_true")
     args = parser.parse_args()
-    # Found out now, not after the Trawl crawls have run for many minutes.
-    if importlib.util.find_spec("aiohttp") is None:
-        parser.error("aiohttp is missing: .venv/bin/pip install -e .[bench]")
-    if not args.skip_scrapy and importlib.util.find_spec("scrapy") is None:
-        parser.error("Scrapy is missing: .venv/bin/pip install -e .[bench] (or --skip-scrapy)")
-    work = Path(tempfile.mkdtemp(prefix="trawl-bench-"))
-    fanout = fanout_for(args.pages, args.depth) if args.fanout is None else args.fanout
-    print(
-        f"web: {args.hosts} hosts x {args.pages} pages of {args.words} words, "
-        f"fan-out {fanout}, depth {args.depth}"
-    )
-    web, seeds = start_web(work, args.hosts, args.pages, fanout, args.words)
-    PORT[0] = seeds[0].rsplit(":", 1)[1].strip("/")
+    for module in ("aiohttp", "lxml", "psutil", *(() if args.skip_scrapy else ("scrapy",))):
+        if importlib.util.find_spec(module) is None:
+            parser.error(f"{module} is missing: .venv/bin/pip install -e .[bench]")
+    work = Path(tempfile.mkdtemp(prefix="trawl-bench-fetch-"))
+    fanout = fanout_for(args.pages, args.depth)
+    web, seeds = start_web(work, args, fanout)
     seed_file = work / "seeds.txt"
     seed_file.write_text("\n".join(seeds) + "\n")
-    rows = []
     try:
-        # Every request Trawl made was made by a fetch stage: the fetch lists' URLs plus
-        # the sitemap and soft-404 probes, redirect hops and followed links. The bare
-        # loop is given exactly the round-per-level crawl's requests.
-        trawl = run_trawl(work, seed_file, "rounds", args.depth + 1, args.threads)
-        urls = trawl_urls(work, "rounds")
-        rows.append(report("trawl crawl (whole)", len(urls), trawl))
-        rows.append(report("trawl fetch stage", len(urls), trawl["fetch_stage"]))
-        (work / "urls.txt").write_text("\n".join(urls) + "\n")
-        rows.append(report(ADJACENT[0], len(urls), bare_loop(work, "aiohttp-1", args.threads)))
-        follow = run_trawl(
-            work,
-            seed_file,
-            "follow",
-            1,
-            args.threads,
-            f"fetcher.follow.outlinks.depth={args.depth}",
-            f"fetcher.follow.outlinks.depth.divisor={args.depth}",
-            "fetcher.follow.outlinks.num.links=100",  # db.max.outlinks.per.page
-        )
-        followed = trawl_urls(work, "follow")
-        rows.append(report("trawl 1 round, follow", len(followed), follow))
-        rows.append(report("trawl follow fetch stage", len(followed), follow["fetch_stage"]))
-        rows.append(report(ADJACENT[1], len(urls), bare_loop(work, "aiohttp-2", args.threads)))
-        print(f"requests (no robots.txt): {len(urls)} in rounds, {len(followed)} following")
-        bare_loops = {name: bare_loop(work, name, args.threads) for name, _ in BARE_LOOPS}
-        core_out = work / "core.json"
-        core = measured(
-            "core",
-            work,
-            [
-                PYTHON,
-                str(HERE / "core_fetch.py"),
-                str(work / "urls.txt"),
-                str(args.threads),
-                str(work / "core.warc.gz"),
-            ],
-            stdout=open(core_out, "w"),
-            cwd=ROOT,
-        )
-        core_self = json.loads(core_out.read_text())
-        rows.append(
-            report(
-                "trawl fetcher without spark",
-                core_self["pages"],
-                core_self | {"peak_bytes": core["peak_bytes"]},
-            )
-        )
-        for name, _script in BARE_LOOPS:
-            rows.append(report(BARE_LABELS[name], bare_loops[name]["pages"], bare_loops[name]))
-        if not args.skip_scrapy:
-            scrapy_out = work / "scrapy.json"
-            scrapy = measured(
-                "scrapy",
-                work,
-                [
-                    PYTHON,
-                    "-m",
-                    "scrapy",
-                    "runspider",
-                    str(HERE / "scrapy_spider.py"),
-                    "-a",
-                    f"seeds={seed_file}",
-                    "-s",
-                    f"DEPTH_LIMIT={args.depth}",
-                    "-s",
-                    "LOG_LEVEL=WARNING",
-                ],
-                stdout=open(scrapy_out, "w"),
-                cwd=work,
-            )
-            scrapy_pages = json.loads(scrapy_out.read_text().strip().splitlines()[-1])["pages"]
-            rows.append(report("scrapy crawl", scrapy_pages, scrapy))
+        runs = run_all(work, args, seeds, seed_file)
     finally:
         web.terminate()
         web.wait()
-    by_name = {row["name"]: row for row in rows}
-
-    def ratio(a: str, b: str) -> float:
-        return by_name[a]["pages_per_s"] / by_name[b]["pages_per_s"]
-
-    for stage in ("trawl fetch stage", "trawl follow fetch stage"):
-        for loop in BARE_LABELS.values():
-            print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
-    stages = ("trawl fetch stage", "trawl follow fetch stage")
-    for stage, loop in zip(stages, ADJACENT, strict=True):
-        print(f"ratio {stage} / {loop}, pages/s: {ratio(stage, loop):.2f}")
-    aiohttp_rates = [by_name[name]["pages_per_s"] for name in (*ADJACENT, "bare aiohttp loop")]
-    print(
-        "the aiohttp loop's runs, pages/s: "
-        + ", ".join(f"{rate:.0f}" for rate in aiohttp_rates)
-        + f" (the machine moved by {max(aiohttp_rates) / min(aiohttp_rates):.2f}x)"
-    )
-    core_vs_bare = ratio("trawl fetcher without spark", "bare fetch loop")
-    print(f"ratio trawl fetcher without spark / bare loop, pages/s: {core_vs_bare:.2f}")
-    if "scrapy crawl" in by_name:
-        for crawl in ("trawl crawl (whole)", "trawl 1 round, follow"):
-            print(f"ratio {crawl} / scrapy, pages/s: {ratio(crawl, 'scrapy crawl'):.2f}")
+    text = table(summary(runs, answers(work)), args, fanout)
+    print(text)
+    if args.write_doc:
+        key = f"bench_fetch: {args.hosts} hosts x {args.pages} pages"
+        replace_block(key, f"<!-- {key} -->\n{text}<!-- /{key} -->")
     print(f"work directory: {work}")
     return 0
 

@@ -19,9 +19,9 @@ the same web:
   settings; the settings of its own "Broad Crawls" guide; two spiders at once, each
   given half of the hosts (a user's way to use two cores).
 
-Every client sends a User-Agent of its own, and its pages are the web log's 200 answers
-to it of page paths (robots.txt and sitemaps left out): the same unit for all, whatever
-a client counts itself. CPU is that of every process of the client's tree
+Every client sends a User-Agent of its own, and its pages are the page paths the web's
+log shows answered 200 to it, each once (robots.txt and sitemaps left out): the same
+unit for all, whatever a client counts itself. CPU is that of every process of the client's tree
 (``measure.py``: the PySpark workers included). Pages/s is over the client's whole wall
 time. Each client's figure is the median of its runs, with their spread.
 
@@ -165,14 +165,16 @@ def is_page(entry: dict) -> bool:
 
 
 def answers(work: Path) -> Counter:
-    """User-Agent token -> the web's 200 answers of pages to it."""
-    counts: Counter = Counter()
+    """User-Agent token -> the pages the web answered it 200, each page once (a client
+    that asks a page again, as Scrapy does a start URL a link leads back to, gets no
+    more)."""
+    pages: set = set()
     with open(work / "requests.jsonl", encoding="utf-8") as handle:
         for line in handle:
             entry = json.loads(line)
             if is_page(entry):
-                counts[token(entry["ua"])] += 1
-    return counts
+                pages.add((token(entry["ua"]), entry["host"], entry["path"]))
+    return Counter(client for client, _, _ in pages)
 
 
 def page_urls(work: Path, ua: str, port: str) -> list[str]:

@@ -1,13 +1,16 @@
 """Reference for the fetch benchmark: a stock Scrapy CrawlSpider over the same web.
 
 ROBOTSTXT_OBEY, one concurrent request per domain, no delay, depth limit as Trawl's
-rounds. Usage: scrapy runspider scrapy_spider.py -a seeds=FILE -s DEPTH_LIMIT=N
+rounds, links followed within the seeds' hosts only (so that two spiders given half of
+the hosts each do not crawl each other's). Settings given with -s override these.
+Usage: scrapy runspider scrapy_spider.py -a seeds=FILE -s DEPTH_LIMIT=N
 Prints one JSON line with the number of pages it got.
 """
 
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
@@ -30,6 +33,7 @@ class BenchSpider(CrawlSpider):
         super().__init__(**kwargs)
         with open(seeds, encoding="utf-8") as handle:
             self.start_urls = [line.strip() for line in handle if line.strip()]
+        self.allowed_domains = sorted({urlsplit(url).hostname for url in self.start_urls})
         self.pages = 0
 
     def parse_start_url(self, response, **kwargs):

@@ -14,6 +14,7 @@ import pytest
 import requests
 from conftest import ROOT
 from crawlruns import AGENT, web_crawl_args
+from deltalake import DeltaTable
 from prometheus_client.parser import text_string_to_metric_families
 from servers import api_server
 
@@ -74,6 +75,11 @@ def test_metrics_give_the_crawldb_s_counts_behind_the_key(api, crawled):
     assert found["trawl_last_round_finished_timestamp_seconds"][()] > time.time() - 3600
     assert sum(found["trawl_robots_answers"].values()) >= 2  # the two seeds' hosts
     assert found["trawl_data_directory_bytes"][()] > 0
+    data = crawled[0]
+    hosts = DeltaTable(data.hostdb).to_pyarrow_table(columns=["held_back", "circuit_open"])
+    held = {dict(labels)["state"]: value for labels, value in found["trawl_hosts_held"].items()}
+    assert held["held_back"] == sum(1 for n in hosts["held_back"].to_pylist() if n > 0)
+    assert held["circuit_open"] == sum(hosts["circuit_open"].to_pylist())
 
 
 def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
@@ -121,6 +127,4 @@ def test_the_textfile_is_written_after_a_round(crawled_copy, web, tmp_path):
 
 
 def crawl_rows(data) -> int:
-    from deltalake import DeltaTable
-
     return DeltaTable(data.crawldb).to_pyarrow_dataset().count_rows()

@@ -37,6 +37,7 @@ class Figures:
     rounds: list[dict] = field(default_factory=list)  # the last fetches, oldest first
     robots: dict[str, int] = field(default_factory=dict)  # robots.txt answers by class
     disk: dict[str, int] = field(default_factory=dict)  # data, free and size bytes
+    held: dict[str, int] = field(default_factory=dict)  # hostdb: hosts held back, circuit open
     running: dict | None = None  # the fetch under way: segment, done, listed, eta_seconds
 
 
@@ -82,7 +83,7 @@ class Health:
         return metrics_path(self.data.root)
 
     def _stamps(self) -> tuple:
-        tables = (self.data.crawldb, self.metrics, self.data.robots)
+        tables = (self.data.crawldb, self.metrics, self.data.robots, self.data.hostdb)
         return (*(log_stamp(table) for table in tables), int(time.monotonic() // SIZE_TTL))
 
     def _refresh(self, stamps: tuple) -> None:
@@ -100,6 +101,7 @@ class Health:
             rounds=last_rounds(runs, self.rounds_kept),
             robots=robots_classes(self.data.robots) if stamps[2] is not None else {},
             disk=disk_figures(self.data.root),
+            held=held_hosts(self.data.hostdb) if stamps[3] is not None else {},
         )
         with self._lock:
             self._current = (stamps, figures)
@@ -177,6 +179,16 @@ def last_rounds(runs: list[dict], kept: int) -> list[dict]:
         }
         for run in fetches
     ]
+
+
+def held_hosts(path: str) -> dict[str, int]:
+    """The hostdb's hosts that the last round to ask them held back (pages left to
+    retry or skipped), and those whose circuit breaker opened in it."""
+    import pyarrow.compute as pc
+
+    table = _dataset(path).to_table(columns=["held_back", "circuit_open"])
+    held = pc.sum(pc.greater(table["held_back"], 0)).as_py() or 0
+    return {"held_back": held, "circuit_open": pc.sum(table["circuit_open"]).as_py() or 0}
 
 
 def robots_classes(path: str) -> dict[str, int]:

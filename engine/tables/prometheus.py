@@ -106,6 +106,15 @@ def _fetch_families(figures: Figures) -> Iterator:
     failing = sum(1 for h in figures.hosts if h["errors"] and not h["pages"])
     hosts.add_metric(["failing"], failing)
     yield hosts
+    held = Gauge(
+        "trawl_hosts_held",
+        "Hosts (hostdb) the last round that asked them held back: pages left to retry or "
+        "skipped (held_back), or their circuit breaker opened (circuit_open)",
+        labels=["state"],
+    )
+    for state in ("held_back", "circuit_open"):
+        held.add_metric([state], figures.held.get(state, 0))
+    yield held
 
 
 class _Collector:

@@ -228,6 +228,13 @@ def summary(runs: dict[str, list[dict]], counts: Counter) -> dict[str, dict]:
             "high": max(rates),
             "cpu_ms": statistics.median(cpu) if cpu else float("nan"),
             "peak_mb": max(f["peak_bytes"] for f in figures) / 2**20,
+            "cpu_by_process": {
+                kind: statistics.median(
+                    1000 * f["cpu_by_process"].get(kind, 0.0) / p
+                    for p, f in zip(pages, figures, strict=True)
+                )
+                for kind in figures[0]["cpu_by_process"]
+            },
         }
     return rows
 
@@ -247,6 +254,13 @@ def table(rows: dict[str, dict], args, fanout: int) -> str:
             f"{row['seconds']:.1f} | {row['rate']:,.0f} ({row['low']:,.0f}-{row['high']:,.0f}) "
             f"| {row['cpu_ms']:.2f} | {row['peak_mb']:,.0f} |"
         )
+    lines.append("")
+    lines.append("CPU ms a page by process (the whole tree's, sampled):")
+    lines.append("")
+    for client, row in rows.items():
+        kinds = sorted(row["cpu_by_process"].items(), key=lambda item: -item[1])
+        shown = ", ".join(f"{kind} {ms:.2f}" for kind, ms in kinds if ms >= 0.01)
+        lines.append(f"- {client.replace('DEPTH+1', str(args.depth + 1))}: {shown}")
     lines.append("")
     for trawl in CLIENTS[:2]:
         if trawl in rows and BARE in rows:

@@ -32,6 +32,7 @@ class TreeSampler:
     def __init__(self, root: int):
         self.root = root
         self.own: dict[tuple[int, float], float] = {}  # (pid, start time) -> CPU s
+        self.kinds: dict[tuple[int, float], str] = {}  # -> what the process is
         self.peak_bytes = 0
 
     def sample(self) -> None:
@@ -46,6 +47,8 @@ class TreeSampler:
             try:
                 with process.oneshot():
                     key = (process.pid, process.create_time())
+                    if key not in self.kinds:
+                        self.kinds[key] = kind_of(process)
                     times = process.cpu_times()
                     resident += process.memory_info().rss
             except psutil.Error:
@@ -56,6 +59,25 @@ class TreeSampler:
     def cpu_seconds(self) -> float:
         """The tree's CPU: every process's own, as last seen."""
         return sum(self.own.values())
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """The same, by what the processes are (``kind_of``)."""
+        kinds: dict[str, float] = {}
+        for key, seconds in self.own.items():
+            kinds[self.kinds[key]] = kinds.get(self.kinds[key], 0.0) + seconds
+        return {kind: round(seconds, 2) for kind, seconds in sorted(kinds.items())}
+
+
+def kind_of(process) -> str:
+    """A process's kind: the JVM, a PySpark worker (or its daemon), another Python
+    process (a driver, a spider, a loop) or its program's name."""
+    line = " ".join(process.cmdline())
+    if "pyspark.daemon" in line or "pyspark.worker" in line:
+        return "pyspark workers"
+    name = process.name()
+    if name == "java":
+        return "jvm"
+    return "python" if name.startswith("python") else name
 
 
 def main() -> int:
@@ -77,6 +99,7 @@ def main() -> int:
         "seconds": wall,
         "cpu": max(sampler.cpu_seconds(), root_usage),
         "cpu_sampled": sampler.cpu_seconds(),
+        "cpu_by_process": sampler.cpu_by_kind(),
         "cpu_waited": root_usage,
         "peak_bytes": max(sampler.peak_bytes, usage.ru_maxrss * 1024),
     }

@@ -47,8 +47,8 @@ class TreeSampler:
             try:
                 with process.oneshot():
                     key = (process.pid, process.create_time())
-                    if key not in self.kinds:
-                        self.kinds[key] = kind_of(process)
+                    # Read again each time: submit.sh's shell becomes the JVM (exec).
+                    self.kinds[key] = kind_of(process)
                     times = process.cpu_times()
                     resident += process.memory_info().rss
             except psutil.Error:

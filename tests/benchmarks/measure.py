@@ -47,8 +47,9 @@ class TreeSampler:
             try:
                 with process.oneshot():
                     key = (process.pid, process.create_time())
-                    # Read again each time: submit.sh's shell becomes the JVM (exec).
-                    self.kinds[key] = kind_of(process)
+                    # Read again each time: submit.sh's shell becomes the JVM (exec);
+                    # an ended process (no command line left) keeps the kind it had.
+                    self.kinds[key] = kind_of(process) or self.kinds.get(key, "other")
                     times = process.cpu_times()
                     resident += process.memory_info().rss
             except psutil.Error:
@@ -68,10 +69,13 @@ class TreeSampler:
         return {kind: round(seconds, 2) for kind, seconds in sorted(kinds.items())}
 
 
-def kind_of(process) -> str:
+def kind_of(process) -> str | None:
     """A process's kind: the JVM, a PySpark worker (or its daemon), another Python
-    process (a driver, a spider, a loop) or its program's name."""
+    process (a driver, a spider, a loop) or its program's name; None when its command
+    line cannot be read (it has ended)."""
     line = " ".join(process.cmdline())
+    if not line:
+        return None
     if "pyspark.daemon" in line or "pyspark.worker" in line:
         return "pyspark workers"
     name = process.name()

@@ -154,6 +154,12 @@ def host_rows(old, partials, recount: bool = False):
     ``partials`` folded in. Only the hosts of ``partials`` are given, unless ``recount``
     (the partials count every URL of the crawldb from nothing): then every host with a
     URL, the URL counts of ``old`` left out and its other figures kept."""
+    if not recount:  # only the hosts of the round: the hostdb may hold millions
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        hosts = pa.array(sorted(set(partials["host"].to_pylist())), pa.string())
+        old = old.filter(pc.is_in(old["host"], value_set=hosts))
     before = {row["host"]: row for row in old.to_pylist()}
     if recount:
         for row in before.values():

@@ -78,10 +78,11 @@ def _last_label(data: DataDir) -> dict:
     if not is_delta_table(data.hostdb):
         return {}
     table = DeltaTable(data.hostdb)
-    commits = {commit["version"]: commit for commit in table.history()}
-    commit = commits.get(table.version(), {})
-    while commit.get("operation") == "RESTORE":
-        commit = commits.get(_restored(commit), {})
+    commit = table.history(1)[0]
+    if commit.get("operation") == "RESTORE":  # the whole history, only to follow it
+        commits = {commit["version"]: commit for commit in table.history()}
+        while commit.get("operation") == "RESTORE":
+            commit = commits.get(_restored(commit), {})
     found = re.fullmatch(rf"{LABEL} segment=(\S+) crawldb=(\d+)", commit.get("userMetadata") or "")
     return {"segment": found[1], "crawldb": int(found[2])} if found else {}
 
@@ -142,7 +143,6 @@ def update_hostdb(
     """Fold the round into the hostdb (``changes``: its partial rows of URL counts;
     ``held``: ``counts_hold`` before the round's commit); returns the hosts written."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
     if _last_label(data).get("segment") == segment.name:
         return 0  # a rerun after its hostdb commit: the round is in it
@@ -153,22 +153,25 @@ def update_hostdb(
     )
     hosts = set(requests["host"].to_pylist())
     parts = pa.concat_tables([changes, requests, robots_figures(_robots_of(data, hosts), conf)])
-    old = arrow_table(data.hostdb, HOSTDB) if is_delta_table(data.hostdb) else partial_table([])
-    rows = host_rows(old, parts, recount=not held)
-    version = DeltaTable(data.crawldb).version()
-    _write(data, rows, f"{LABEL} segment={segment.name} crawldb={version}", replace=not held)
-    return rows.num_rows
+    return _folded_into(data, parts, segment.name, recount=not held)
 
 
 def recount_hostdb(spark, data: DataDir, in_driver: bool) -> int:
     """Count the hostdb's URL counts again from the crawldb as it is (its other figures
     kept), as the first round after an inject does; returns the hosts written."""
+    return _folded_into(data, recounted(spark, data, in_driver), "-", recount=True)
+
+
+def _folded_into(data: DataDir, parts, segment: str, recount: bool) -> int:
+    """Fold the partial rows ``parts`` into the hostdb (``crawldb.hostdb.host_rows``) and
+    write the hosts' rows, labelled with ``segment`` and the crawldb's version; returns
+    the hosts written."""
     from deltalake import DeltaTable
 
     old = arrow_table(data.hostdb, HOSTDB) if is_delta_table(data.hostdb) else partial_table([])
-    rows = host_rows(old, recounted(spark, data, in_driver), recount=True)
+    rows = host_rows(old, parts, recount=recount)
     version = DeltaTable(data.crawldb).version()
-    _write(data, rows, f"{LABEL} segment=- crawldb={version}", replace=True)
+    _write(data, rows, f"{LABEL} segment={segment} crawldb={version}", replace=recount)
     return rows.num_rows
 
 
@@ -197,10 +200,9 @@ def _robots_of(data: DataDir, hosts: set):
     import pyarrow.compute as pc
 
     write_behind.wait("robots")
-    columns = ["host", "http_status", "content", "fetched_at"]
     if not is_delta_table(data.robots):
         return _no_robots()
-    cache = arrow_table(data.robots, ROBOTS, columns)
+    cache = arrow_table(data.robots, ROBOTS, ["host", "http_status", "content", "fetched_at"])
     return cache.filter(pc.is_in(cache["host"], value_set=pa.array(sorted(hosts), pa.string())))
 
 

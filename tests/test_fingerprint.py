@@ -4,10 +4,12 @@ import re
 
 import numpy as np
 
-from lib.content import md5vec
+from lib.content import fingerprint_kernel
 from lib.content.fingerprint import (
-    _joined_words,
+    MINHASH_SIZE,
+    _word_bytes,
     content_hash,
+    fingerprints_many,
     hamming64,
     shingles,
     simhash64,
@@ -66,16 +68,44 @@ def test_batched_simhash_matches_the_package_text_by_text():
     assert simhash64_many(texts) == expected
 
 
-def test_vectorised_md5_matches_hashlib_for_every_single_block_length():
+def test_compiled_md5_matches_hashlib_for_every_length():
+    """Lengths up to three blocks, over every padding case (the 0x80 and the length in
+    the last data block or in a block of their own)."""
     rng = random.Random(17)
-    messages = [rng.randbytes(length) for length in range(56) for _ in range(20)]
-    raw = b"".join(messages)
-    buffer = np.frombuffer(raw + bytes(md5vec.MAX_SINGLE_BLOCK), dtype=np.uint8)
-    lengths = np.array([len(message) for message in messages])
-    starts = np.r_[0, np.cumsum(lengths)[:-1]]
-    digests = md5vec.md5_second_half(md5vec.pad_blocks(buffer, starts, lengths))
-    expected = [hashlib.md5(message).digest()[8:] for message in messages]
-    assert [row.tobytes() for row in digests] == expected
+    scratch = np.empty(64, dtype=np.uint8)
+    for length in range(200):
+        message = rng.randbytes(length)
+        buffer = np.frombuffer(b"##" + message + b"##", dtype=np.uint8)
+        value = fingerprint_kernel.md5_low64(buffer, 2, length, scratch)
+        assert int(value) == int.from_bytes(hashlib.md5(message).digest()[8:], "big"), length
+
+
+def minhash_reference(text: str) -> bytes:
+    """The b-bit MinHash sketch, plainly: for each function a * x + b (mod 2^64) the
+    shingle digest that minimises it, and its byte that ``pick`` selects."""
+    from lib.content.fingerprint import _MINHASH_A, _MINHASH_B, _MINHASH_PICK
+
+    digests = [int.from_bytes(hashlib.md5(s.encode()).digest()[8:], "big") for s in shingles(text)]
+    sketch = []
+    for a, b in zip(_MINHASH_A.tolist(), _MINHASH_B.tolist(), strict=True):
+        chosen = min(digests, key=lambda x: (a * x + b) % (1 << 64))
+        sketch.append(((chosen * int(_MINHASH_PICK)) % (1 << 64)) >> 56)
+    return bytes(sketch)
+
+
+def test_minhash_sketch_is_the_plain_minhash():
+    """Texts of 1 to 300 words, with repeated shingles and shingles longer than one MD5
+    block, in one batch with empty texts: each gets the plain MinHash's sketch."""
+    rng = random.Random(23)
+    pieces = ["crawl", "Straße", "日本語", "x_1", "ü" * 40, "a", "b", "naïve"]
+    texts = [" ".join(rng.choice(pieces) for _ in range(rng.randrange(1, 300))) for _ in range(60)]
+    texts += [None, "", "one", "one two three four", TEXT]
+    for text, (simhash, sketch) in zip(texts, fingerprints_many(texts), strict=True):
+        if not text:
+            assert (simhash, sketch) == (None, None)
+            continue
+        assert len(sketch) == MINHASH_SIZE and sketch == minhash_reference(text), text[:60]
+        assert simhash == simhash64_reference(text)
 
 
 def test_ascii_fast_path_splits_words_as_the_regex_does():
@@ -86,4 +116,4 @@ def test_ascii_fast_path_splits_words_as_the_regex_does():
     ]
     for text in texts:
         expected = " ".join(re.findall(r"\w+", text.lower()))
-        assert _joined_words(text) == expected.encode("ascii"), repr(text)
+        assert b" ".join(_word_bytes(text).split()) == expected.encode("ascii"), repr(text)

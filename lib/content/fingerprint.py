@@ -15,9 +15,10 @@ the 64-bit value is stored as a signed BIGINT (two's complement) so that Spark's
 ``bit_count(a ^ b)`` gives the Hamming distance directly.
 
 ``simhash64`` is the simhash package's algorithm (MD5 of each feature, the last 8 bytes
-as 64 bits, a bit set when more than half of the features set it), computed with one
-numpy pass over all digests instead of the package's per-feature loop; a test checks it
-is bit-identical to ``simhash.Simhash`` on the same features.
+as 64 bits, a bit set when more than half of the features set it), computed in compiled
+code (``lib.content.fingerprint_kernel``) with the MinHash from the same digests; tests
+check it is bit-identical to ``simhash.Simhash`` on the same features, and the sketch
+to a plain Python MinHash.
 
 A page that names its own address ("We could not find /a/b on this site") is
 fingerprinted without it (``without_own_address``): two such pages are the same page, and
@@ -34,9 +35,9 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from simhash import Simhash
 
-from lib.content import md5vec
+from lib.content import fingerprint_kernel
 
-SHINGLE_WORDS = 3
+SHINGLE_WORDS = fingerprint_kernel.SHINGLE_WORDS
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NON_WORD = re.compile(r"\W+", re.UNICODE)  # its complement: text between words
 _ASCII_WORD_BYTES = (
@@ -46,8 +47,7 @@ _ASCII_WORD_BYTES = (
     )
     + b" " * 128
 )
-_CHUNK = 32_768  # shingles hashed per numpy pass: ~10 MB of blocks, fits the caches
-MINHASH_SIZE = 64  # hash functions, one byte each
+MINHASH_SIZE = fingerprint_kernel.SKETCH_SIZE  # hash functions, one byte each
 MINHASH_ROWS = 4  # bytes per LSH band: pages meet in a band when all four agree
 MINHASH_BANDS = MINHASH_SIZE // MINHASH_ROWS
 # The hash functions' odd multipliers and offsets, and the multiplier that picks a byte
@@ -58,6 +58,7 @@ _MINHASH_RANDOM = np.random.default_rng(20261204).integers(
 _MINHASH_A = _MINHASH_RANDOM[:MINHASH_SIZE] | np.uint64(1)
 _MINHASH_B = _MINHASH_RANDOM[MINHASH_SIZE : 2 * MINHASH_SIZE]
 _MINHASH_PICK = _MINHASH_RANDOM[-1] | np.uint64(1)
+_MINHASH_INVERSE = np.array([pow(int(a), -1, 1 << 64) for a in _MINHASH_A], dtype=np.uint64)
 
 
 def content_hash(body: bytes) -> str:
@@ -99,41 +100,23 @@ def simhash64_many(texts: Sequence[str | None]) -> list[int | None]:
 def fingerprints_many(texts: Sequence[str | None]) -> list[tuple[int | None, bytes | None]]:
     """``(simhash64, minhash sketch)`` of each text, computed for all of them in one pass.
 
-    The texts' words are joined into one UTF-8 buffer; each shingle is a slice of it
-    (its words joined by single spaces, as ``shingles`` makes it), hashed by the
-    vectorised MD5 when it fits one block and by hashlib otherwise.
+    The texts' words (lower-cased, anything else a space) go to the compiled kernel in
+    one buffer (``lib.content.fingerprint_kernel``), which hashes every shingle once for
+    both fingerprints.
     """
-    words = [_joined_words(text) if text else b"" for text in texts]
-    buffer = np.frombuffer(b" ".join(words) + bytes(md5vec.MAX_SINGLE_BLOCK), dtype=np.uint8)
-    starts, ends = _word_bounds(buffer, words)
-    first, last, owner = _shingle_words(words)
-    if not len(first):
-        return [(None, None)] * len(texts)
-    shingle_starts = starts[first]
-    lengths = ends[last] - shingle_starts
-    digests = _second_half_digests(buffer, shingle_starts, lengths)
-    bits = np.unpackbits(digests, axis=1)
-    values = digests.view(">u8").ravel()
-    boundaries = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]).tolist()
-    results: list[tuple[int | None, bytes | None]] = [(None, None)] * len(texts)
-    for begin, end in zip(boundaries, boundaries[1:] + [len(owner)], strict=True):
-        # a column sum per text: np.add.reduceat along axis 0 is slower
-        majority = 2 * bits[begin:end].sum(axis=0, dtype=np.int32) > end - begin
-        value = int.from_bytes(np.packbits(majority).tobytes(), "big")
-        results[int(owner[begin])] = (to_signed64(value), minhash_sketch(values[begin:end]))
-    return results
-
-
-def minhash_sketch(digests: np.ndarray) -> bytes:
-    """The b-bit MinHash sketch of a page's shingle digests (unsigned 64-bit)."""
-    # A repeated shingle hashes the same: the minimum over the page's shingles is the one
-    # over its set. One row per hash function, so that each minimum is a contiguous scan.
-    digests = digests.astype(np.uint64)
-    with np.errstate(over="ignore"):  # arithmetic mod 2^64
-        hashed = _MINHASH_A[:, None] * digests[None, :]
-        hashed += _MINHASH_B[:, None]
-        chosen = digests[hashed.argmin(axis=1)]
-        return ((chosen * _MINHASH_PICK) >> np.uint64(56)).astype(np.uint8).tobytes()
+    pieces = [_word_bytes(text) if text else b"" for text in texts]
+    bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
+    np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
+    buffer = np.frombuffer(b"".join(pieces) or b" ", dtype=np.uint8)
+    simhashes, sketches, done = fingerprint_kernel.page_fingerprints(
+        buffer, bounds, _MINHASH_A, _MINHASH_B, _MINHASH_INVERSE, _MINHASH_PICK
+    )
+    return [
+        (to_signed64(int(value)), sketch.tobytes()) if fingerprinted else (None, None)
+        for value, sketch, fingerprinted in zip(
+            simhashes.tolist(), sketches, done.tolist(), strict=True
+        )
+    ]
 
 
 def resemblance(a: bytes, b: bytes) -> float:
@@ -147,64 +130,15 @@ def band_keys(sketch: bytes) -> list[bytes]:
     return [sketch[i : i + MINHASH_ROWS] for i in range(0, len(sketch), MINHASH_ROWS)]
 
 
-def _joined_words(text: str) -> bytes:
-    """The text's lower-cased words joined by single spaces, in UTF-8.
+def _word_bytes(text: str) -> bytes:
+    """The text's lower-cased words in UTF-8, with spaces (one or more) between them.
 
     ASCII text (the common case) goes through one ``bytes.translate``, whose table
     keeps exactly the bytes ``\\w`` matches, lower-cased; other text through the regex.
     """
     if text.isascii():
-        return b" ".join(text.encode("ascii").translate(_ASCII_WORD_BYTES).split())
-    return _NON_WORD.sub(" ", text.lower()).strip(" ").encode("utf-8")
-
-
-def _word_bounds(buffer: np.ndarray, words: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end offsets of every word in the joined buffer (spaces separate them)."""
-    used = sum(map(len, words)) + len(words) - 1
-    spaces = np.flatnonzero(buffer[:used] == 0x20)
-    return np.r_[0, spaces + 1], np.r_[spaces, used]
-
-
-def _shingle_words(words: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Index of the first and last word of every shingle, and the text it belongs to.
-
-    Word indices count the empty texts' empty words too, as the joined buffer does.
-    """
-    firsts, lasts, owners = [], [], []
-    offset = 0
-    for page, text in enumerate(words):
-        count = text.count(b" ") + 1 if text else 0
-        if count > SHINGLE_WORDS:
-            first = np.arange(offset, offset + count - SHINGLE_WORDS + 1)
-            last = first + SHINGLE_WORDS - 1
-        elif count:
-            first, last = np.array([offset]), np.array([offset + count - 1])
-        else:
-            first = last = np.empty(0, dtype=np.int64)
-        firsts.append(first)
-        lasts.append(last)
-        owners.append(np.full(len(first), page))
-        offset += max(count, 1)
-    return (
-        np.concatenate(firsts).astype(np.int64),
-        np.concatenate(lasts).astype(np.int64),
-        np.concatenate(owners).astype(np.int64),
-    )
-
-
-def _second_half_digests(buffer: np.ndarray, starts: np.ndarray, lengths: np.ndarray):
-    """MD5 digest bytes 8..15 (the simhash package keeps the low 64 bits) per shingle."""
-    digests = np.empty((len(starts), 8), dtype=np.uint8)
-    short = lengths <= md5vec.MAX_SINGLE_BLOCK
-    for chunk in np.array_split(np.flatnonzero(short), max(1, int(short.sum()) // _CHUNK + 1)):
-        blocks = md5vec.pad_blocks(buffer, starts[chunk], lengths[chunk])
-        digests[chunk] = md5vec.md5_second_half(blocks)
-    raw = buffer.tobytes()
-    for index in np.flatnonzero(~short).tolist():
-        begin = int(starts[index])
-        piece = raw[begin : begin + int(lengths[index])]
-        digests[index] = np.frombuffer(hashlib.md5(piece).digest()[8:], dtype=np.uint8)
-    return digests
+        return text.encode("ascii").translate(_ASCII_WORD_BYTES)
+    return _NON_WORD.sub(" ", text.lower()).encode("utf-8")
 
 
 def simhash64_reference(text: str) -> int | None:

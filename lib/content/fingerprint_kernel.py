@@ -1,0 +1,286 @@
+"""The fingerprints' per-shingle work in compiled code (numba): the MD5 of every word
+3-shingle (RFC 1321; the simhash package's feature hash), the SimHash's bit votes and
+the MinHash minima, page by page in one pass over the pages' words.
+
+MD5's 64 steps depend on each other, so one message at a time leaves the CPU waiting;
+four messages are hashed side by side (``_compress4``), their steps interleaved. The
+kernel is compiled on first use and cached beside this file (``cache=True``); where the
+code cannot be written beside (a zipped package on a cluster) each process compiles it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+
+SHINGLE_WORDS = 3
+SKETCH_SIZE = 64  # MinHash functions, one byte each
+SINGLE_BLOCK = 55  # bytes: a message, 0x80 and its 8-byte length fit one 64-byte block
+_SPACE = 0x20
+_MASK = 0xFFFFFFFF
+_INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476)
+_A0, _B0, _C0, _D0 = _INIT
+# RFC 1321's per-step shifts, sines and message word indices, one tuple per round.
+_S0, _S1, _S2, _S3 = (7, 12, 17, 22), (5, 9, 14, 20), (4, 11, 16, 23), (6, 10, 15, 21)
+_K0, _K1, _K2, _K3 = (
+    tuple(int(abs(math.sin(16 * r + i + 1)) * 2**32) & _MASK for i in range(16)) for r in range(4)
+)
+_G0 = tuple(range(16))
+_G1 = tuple((5 * i + 1) % 16 for i in range(16))
+_G2 = tuple((3 * i + 5) % 16 for i in range(16))
+_G3 = tuple((7 * i) % 16 for i in range(16))
+
+
+@njit(cache=True, inline="always")
+def _step(f, a, b, sine, word, shift):
+    f = (f + a + sine + word) & _MASK
+    return (b + (((f << shift) | (f >> (32 - shift))) & _MASK)) & _MASK
+
+
+@njit(cache=True, inline="always")
+def _round0(a, b, c, d, k, w, s):
+    return d, c, b, _step((b & c) | (~b & d), a, b, k, w, s)
+
+
+@njit(cache=True, inline="always")
+def _round1(a, b, c, d, k, w, s):
+    return d, c, b, _step((d & b) | (~d & c), a, b, k, w, s)
+
+
+@njit(cache=True, inline="always")
+def _round2(a, b, c, d, k, w, s):
+    return d, c, b, _step(b ^ c ^ d, a, b, k, w, s)
+
+
+@njit(cache=True, inline="always")
+def _round3(a, b, c, d, k, w, s):
+    return d, c, b, _step(c ^ (b | ~d), a, b, k, w, s)
+
+
+@njit(cache=True)
+def _compress(m, a0, b0, c0, d0):
+    """One 64-byte block (``m``: its 16 little-endian words) into the state."""
+    a, b, c, d = a0, b0, c0, d0
+    for i in range(16):
+        a, d, c, b = _round0(a, b, c, d, _K0[i], m[_G0[i]], _S0[i % 4])
+    for i in range(16):
+        a, d, c, b = _round1(a, b, c, d, _K1[i], m[_G1[i]], _S1[i % 4])
+    for i in range(16):
+        a, d, c, b = _round2(a, b, c, d, _K2[i], m[_G2[i]], _S2[i % 4])
+    for i in range(16):
+        a, d, c, b = _round3(a, b, c, d, _K3[i], m[_G3[i]], _S3[i % 4])
+    return (a0 + a) & _MASK, (b0 + b) & _MASK, (c0 + c) & _MASK, (d0 + d) & _MASK
+
+
+@njit(cache=True)
+def _compress4(m, out, at):
+    """The single-block MD5 of four messages at once (``m``: their 64 words, 16 each);
+    ``out[at[i]]``: the digest's low 64 bits of message ``i``."""
+    a0 = a1 = a2 = a3 = _A0
+    b0 = b1 = b2 = b3 = _B0
+    c0 = c1 = c2 = c3 = _C0
+    d0 = d1 = d2 = d3 = _D0
+    for i in range(16):
+        k, g, s = _K0[i], _G0[i], _S0[i % 4]
+        a0, d0, c0, b0 = _round0(a0, b0, c0, d0, k, m[g], s)
+        a1, d1, c1, b1 = _round0(a1, b1, c1, d1, k, m[16 + g], s)
+        a2, d2, c2, b2 = _round0(a2, b2, c2, d2, k, m[32 + g], s)
+        a3, d3, c3, b3 = _round0(a3, b3, c3, d3, k, m[48 + g], s)
+    for i in range(16):
+        k, g, s = _K1[i], _G1[i], _S1[i % 4]
+        a0, d0, c0, b0 = _round1(a0, b0, c0, d0, k, m[g], s)
+        a1, d1, c1, b1 = _round1(a1, b1, c1, d1, k, m[16 + g], s)
+        a2, d2, c2, b2 = _round1(a2, b2, c2, d2, k, m[32 + g], s)
+        a3, d3, c3, b3 = _round1(a3, b3, c3, d3, k, m[48 + g], s)
+    for i in range(16):
+        k, g, s = _K2[i], _G2[i], _S2[i % 4]
+        a0, d0, c0, b0 = _round2(a0, b0, c0, d0, k, m[g], s)
+        a1, d1, c1, b1 = _round2(a1, b1, c1, d1, k, m[16 + g], s)
+        a2, d2, c2, b2 = _round2(a2, b2, c2, d2, k, m[32 + g], s)
+        a3, d3, c3, b3 = _round2(a3, b3, c3, d3, k, m[48 + g], s)
+    for i in range(16):
+        k, g, s = _K3[i], _G3[i], _S3[i % 4]
+        a0, d0, c0, b0 = _round3(a0, b0, c0, d0, k, m[g], s)
+        a1, d1, c1, b1 = _round3(a1, b1, c1, d1, k, m[16 + g], s)
+        a2, d2, c2, b2 = _round3(a2, b2, c2, d2, k, m[32 + g], s)
+        a3, d3, c3, b3 = _round3(a3, b3, c3, d3, k, m[48 + g], s)
+    out[at[0]] = _low64((c0 + _C0) & _MASK, (d0 + _D0) & _MASK)
+    out[at[1]] = _low64((c1 + _C0) & _MASK, (d1 + _D0) & _MASK)
+    out[at[2]] = _low64((c2 + _C0) & _MASK, (d2 + _D0) & _MASK)
+    out[at[3]] = _low64((c3 + _C0) & _MASK, (d3 + _D0) & _MASK)
+
+
+@njit(cache=True, inline="always")
+def _bswap32(x):
+    return ((x & 0xFF) << 24) | ((x & 0xFF00) << 8) | ((x >> 8) & 0xFF00) | ((x >> 24) & 0xFF)
+
+
+@njit(cache=True, inline="always")
+def _low64(c, d):
+    """The digest's bytes 8..15 (the state's C and D words) as a big-endian 64-bit value,
+    as the simhash package reads them."""
+    return (np.uint64(_bswap32(c)) << np.uint64(32)) | np.uint64(_bswap32(d))
+
+
+@njit(cache=True)
+def _pad(block, offset, message, start, length, total):
+    """The 64-byte block at ``block[offset:]`` of a message: ``total`` bytes of which
+    ``length`` are left from ``message[start:]``, with the 0x80 and length MD5 adds."""
+    block[offset : offset + 64] = 0
+    data = max(min(length, 64), 0)
+    block[offset : offset + data] = message[start : start + data]
+    if length < 64:
+        if length >= 0:
+            block[offset + length] = 0x80
+        if length < 56:
+            block[offset + 56 : offset + 64].view(np.uint64)[0] = np.uint64(total * 8)
+
+
+@njit(cache=True)
+def md5_low64(message, start, length, block):
+    """MD5's low 64 bits of ``message[start:start+length]``, any length (``block``: 64
+    bytes of scratch)."""
+    a, b, c, d = _A0, _B0, _C0, _D0
+    words = block[:64].view(np.uint32)
+    done = 0
+    while True:
+        _pad(block, 0, message, start + done, length - done, length)
+        a, b, c, d = _compress(words, a, b, c, d)
+        done += 64
+        if length - done < -8:  # the 0x80 and the length went into this block
+            return _low64(c, d)
+
+
+@njit(cache=True)
+def _single_spaced(page, out):
+    """The page's words with one space between them into ``out``; their count and the
+    number of bytes written."""
+    size = 0
+    count = 0
+    in_word = False
+    for byte in page:
+        if byte == _SPACE:
+            in_word = False
+            continue
+        if not in_word:
+            if count:
+                out[size] = _SPACE
+                size += 1
+            count += 1
+            in_word = True
+        out[size] = byte
+        size += 1
+    return count, size
+
+
+@njit(cache=True)
+def _shingle_spans(text, size, count, starts, ends):
+    """Start and end of every shingle of a single-spaced text of ``count`` words; their
+    number. A text of up to ``SHINGLE_WORDS`` words is one shingle."""
+    word_starts = np.empty(count + 1, dtype=np.int64)
+    word = 0
+    word_starts[0] = 0
+    for i in range(size):
+        if text[i] == _SPACE:
+            word += 1
+            word_starts[word] = i + 1
+    word_starts[count] = size + 1
+    if count <= SHINGLE_WORDS:
+        starts[0], ends[0] = 0, size
+        return 1
+    for i in range(count - SHINGLE_WORDS + 1):
+        starts[i] = word_starts[i]
+        ends[i] = word_starts[i + SHINGLE_WORDS] - 1
+    return count - SHINGLE_WORDS + 1
+
+
+@njit(cache=True)
+def _digests(text, starts, ends, shingles, values):
+    """Every shingle's MD5 low 64 bits into ``values`` (one slot longer than the
+    shingles): single-block ones four at a time."""
+    blocks = np.empty(256 + 64, dtype=np.uint8)
+    words = blocks[:256].view(np.uint32)
+    waiting = np.empty(4, dtype=np.int64)
+    count = 0
+    for i in range(shingles):
+        length = ends[i] - starts[i]
+        if length > SINGLE_BLOCK:
+            values[i] = md5_low64(text, starts[i], length, blocks[256:])
+            continue
+        _pad(blocks, 64 * count, text, starts[i], length, length)
+        waiting[count] = i
+        count += 1
+        if count == 4:
+            _compress4(words, values, waiting)
+            count = 0
+    if count:
+        waiting[count:] = len(values) - 1  # the unused lanes' digests: past every shingle
+        _compress4(words, values, waiting)
+
+
+@njit(cache=True)
+def _simhash(values):
+    """The SimHash of the digests: bit k set when more than half of them set it."""
+    simhash = np.uint64(0)
+    for k in range(64):
+        votes = 0
+        for value in values:
+            votes += np.int64((value >> np.uint64(k)) & np.uint64(1))
+        if 2 * votes > len(values):
+            simhash |= np.uint64(1) << np.uint64(k)
+    return simhash
+
+
+@njit(cache=True)
+def _sketch(values, a, b, inverse, pick, out):
+    """The b-bit MinHash sketch of the digests into ``out``. Each function ``a * x + b``
+    (mod 2^64, ``a`` odd) is a bijection, so the minimising digest is got back from the
+    minimum through ``a``'s inverse."""
+    for h in range(SKETCH_SIZE):
+        least = np.uint64(0xFFFFFFFFFFFFFFFF)
+        for value in values:
+            least = min(least, a[h] * value + b[h])
+        chosen = (least - b[h]) * inverse[h]
+        out[h] = np.uint8((chosen * pick) >> np.uint64(56))
+
+
+_WORDS = types.Array(types.uint8, 1, "C", readonly=True)
+_INT64S = types.Array(types.int64, 1, "C")
+_UINT64S = types.Array(types.uint64, 1, "C")
+_PAGE_FINGERPRINTS = types.Tuple(
+    (_UINT64S, types.Array(types.uint8, 2, "C"), types.Array(types.bool_, 1, "C"))
+)(_WORDS, _INT64S, _UINT64S, _UINT64S, _UINT64S, types.uint64)
+
+
+# Compiled (or read from the cache) when the module is imported, by its signature: a
+# fetch task's workers import it before the first page comes (``arrow.warm_workers``).
+@njit(_PAGE_FINGERPRINTS, cache=True)
+def page_fingerprints(buffer, bounds, a, b, inverse, pick):
+    """``(simhash, sketches, fingerprinted)`` of each page: page ``i``'s words are
+    ``buffer[bounds[i]:bounds[i+1]]``, separated by spaces; a page without words gets
+    ``fingerprinted[i] == False``. ``a``, ``b``: the MinHash functions' odd multipliers
+    and offsets, ``inverse``: the multipliers' inverses mod 2^64; ``pick``: the
+    multiplier whose top byte is a minimising digest's sketch byte."""
+    pages = len(bounds) - 1
+    simhashes = np.zeros(pages, dtype=np.uint64)
+    sketches = np.zeros((pages, SKETCH_SIZE), dtype=np.uint8)
+    fingerprinted = np.zeros(pages, dtype=np.bool_)
+    longest = 1
+    for p in range(pages):
+        longest = max(longest, bounds[p + 1] - bounds[p])
+    text = np.empty(longest, dtype=np.uint8)
+    starts = np.empty(longest // 2 + 2, dtype=np.int64)
+    ends = np.empty(longest // 2 + 2, dtype=np.int64)
+    values = np.empty(longest // 2 + 3, dtype=np.uint64)
+    for p in range(pages):
+        count, size = _single_spaced(buffer[bounds[p] : bounds[p + 1]], text)
+        if count == 0:
+            continue
+        shingles = _shingle_spans(text, size, count, starts, ends)
+        _digests(text, starts, ends, shingles, values)
+        simhashes[p] = _simhash(values[:shingles])
+        _sketch(values[:shingles], a, b, inverse, pick, sketches[p])
+        fingerprinted[p] = True
+    return simhashes, sketches, fingerprinted

@@ -50,8 +50,9 @@ from lib.vocabulary import (
     ORIGIN_SITEMAP,
 )
 
-# What the fetch tasks import (``engine.executors.task_parse`` parses in them: ``fetcher.parse``).
-WORKER_MODULES = ("jobs.fetch", "engine.executors.task_parse")
+# What the fetch tasks import (``engine.executors.task_parse`` parses in them: ``fetcher.parse``;
+# the fingerprints' compiled kernel is loaded, or compiled once, before the first page).
+WORKER_MODULES = ("jobs.fetch", "engine.executors.task_parse", "lib.content.fingerprint_kernel")
 # The segment's tables the fetch tasks write files of.
 SEGMENT_TABLES = {"fetch": FETCH, "parse": PARSE, "sitemaps": SITEMAPS}
 

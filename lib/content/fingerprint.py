@@ -35,9 +35,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from simhash import Simhash
 
-from lib.content import fingerprint_kernel
-
-SHINGLE_WORDS = fingerprint_kernel.SHINGLE_WORDS
+SHINGLE_WORDS = 3
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NON_WORD = re.compile(r"\W+", re.UNICODE)  # its complement: text between words
 _ASCII_WORD_BYTES = (
@@ -47,7 +45,7 @@ _ASCII_WORD_BYTES = (
     )
     + b" " * 128
 )
-MINHASH_SIZE = fingerprint_kernel.SKETCH_SIZE  # hash functions, one byte each
+MINHASH_SIZE = 64  # hash functions, one byte each
 MINHASH_ROWS = 4  # bytes per LSH band: pages meet in a band when all four agree
 MINHASH_BANDS = MINHASH_SIZE // MINHASH_ROWS
 # The hash functions' odd multipliers and offsets, and the multiplier that picks a byte
@@ -104,12 +102,16 @@ def fingerprints_many(texts: Sequence[str | None]) -> list[tuple[int | None, byt
     one buffer (``lib.content.fingerprint_kernel``), which hashes every shingle once for
     both fingerprints.
     """
+    # Imported here: numba and the kernel take half a second to load, and most processes
+    # that use this module's constants never fingerprint a page.
+    from lib.content import fingerprint_kernel
+
     pieces = [_word_bytes(text) if text else b"" for text in texts]
     bounds = np.zeros(len(pieces) + 1, dtype=np.int64)
     np.cumsum([len(piece) for piece in pieces], out=bounds[1:])
     buffer = np.frombuffer(b"".join(pieces) or b" ", dtype=np.uint8)
     simhashes, sketches, done = fingerprint_kernel.page_fingerprints(
-        buffer, bounds, _MINHASH_A, _MINHASH_B, _MINHASH_INVERSE, _MINHASH_PICK
+        buffer, bounds, SHINGLE_WORDS, _MINHASH_A, _MINHASH_B, _MINHASH_INVERSE, _MINHASH_PICK
     )
     return [
         (to_signed64(int(value)), sketch.tobytes()) if fingerprinted else (None, None)

@@ -4,20 +4,24 @@ the MinHash minima, page by page in one pass over the pages' words.
 
 MD5's 64 steps depend on each other, so one message at a time leaves the CPU waiting;
 four messages are hashed side by side (``_compress4``), their steps interleaved. The
-kernel is compiled on first use and cached beside this file (``cache=True``); where the
-code cannot be written beside (a zipped package on a cluster) each process compiles it.
+kernel is compiled when the module is first imported and cached beside this file; a
+process that imports it from a zip (a cluster's executors) compiles it for itself,
+some seconds once per Python worker. MD5 reads its words little-endian, as the machines
+Spark runs on are.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from numba import njit, types
 
-SHINGLE_WORDS = 3
-SKETCH_SIZE = 64  # MinHash functions, one byte each
 SINGLE_BLOCK = 55  # bytes: a message, 0x80 and its 8-byte length fit one 64-byte block
+# Cached beside the module; not from a zip (--py-files on a cluster), whose copy is new
+# for every application: numba would leave a cache of it in the home directory each time.
+_CACHE = os.path.isfile(__file__)
 _SPACE = 0x20
 _MASK = 0xFFFFFFFF
 _INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476)
@@ -33,33 +37,33 @@ _G2 = tuple((3 * i + 5) % 16 for i in range(16))
 _G3 = tuple((7 * i) % 16 for i in range(16))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _step(f, a, b, sine, word, shift):
     f = (f + a + sine + word) & _MASK
     return (b + (((f << shift) | (f >> (32 - shift))) & _MASK)) & _MASK
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _round0(a, b, c, d, k, w, s):
     return d, c, b, _step((b & c) | (~b & d), a, b, k, w, s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _round1(a, b, c, d, k, w, s):
     return d, c, b, _step((d & b) | (~d & c), a, b, k, w, s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _round2(a, b, c, d, k, w, s):
     return d, c, b, _step(b ^ c ^ d, a, b, k, w, s)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _round3(a, b, c, d, k, w, s):
     return d, c, b, _step(c ^ (b | ~d), a, b, k, w, s)
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _compress(m, a0, b0, c0, d0):
     """One 64-byte block (``m``: its 16 little-endian words) into the state."""
     a, b, c, d = a0, b0, c0, d0
@@ -74,7 +78,7 @@ def _compress(m, a0, b0, c0, d0):
     return (a0 + a) & _MASK, (b0 + b) & _MASK, (c0 + c) & _MASK, (d0 + d) & _MASK
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _compress4(m, out, at):
     """The single-block MD5 of four messages at once (``m``: their 64 words, 16 each);
     ``out[at[i]]``: the digest's low 64 bits of message ``i``."""
@@ -112,19 +116,19 @@ def _compress4(m, out, at):
     out[at[3]] = _low64((c3 + _C0) & _MASK, (d3 + _D0) & _MASK)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _bswap32(x):
     return ((x & 0xFF) << 24) | ((x & 0xFF00) << 8) | ((x >> 8) & 0xFF00) | ((x >> 24) & 0xFF)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=_CACHE, inline="always")
 def _low64(c, d):
     """The digest's bytes 8..15 (the state's C and D words) as a big-endian 64-bit value,
     as the simhash package reads them."""
     return (np.uint64(_bswap32(c)) << np.uint64(32)) | np.uint64(_bswap32(d))
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _pad(block, offset, message, start, length, total):
     """The 64-byte block at ``block[offset:]`` of a message: ``total`` bytes of which
     ``length`` are left from ``message[start:]``, with the 0x80 and length MD5 adds."""
@@ -138,7 +142,7 @@ def _pad(block, offset, message, start, length, total):
             block[offset + 56 : offset + 64].view(np.uint64)[0] = np.uint64(total * 8)
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def md5_low64(message, start, length, block):
     """MD5's low 64 bits of ``message[start:start+length]``, any length (``block``: 64
     bytes of scratch)."""
@@ -153,7 +157,7 @@ def md5_low64(message, start, length, block):
             return _low64(c, d)
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _single_spaced(page, out):
     """The page's words with one space between them into ``out``; their count and the
     number of bytes written."""
@@ -175,10 +179,10 @@ def _single_spaced(page, out):
     return count, size
 
 
-@njit(cache=True)
-def _shingle_spans(text, size, count, starts, ends):
-    """Start and end of every shingle of a single-spaced text of ``count`` words; their
-    number. A text of up to ``SHINGLE_WORDS`` words is one shingle."""
+@njit(cache=_CACHE)
+def _shingle_spans(text, size, count, width, starts, ends):
+    """Start and end of every shingle (``width`` words) of a single-spaced text of
+    ``count`` words; their number. A text of up to ``width`` words is one shingle."""
     word_starts = np.empty(count + 1, dtype=np.int64)
     word = 0
     word_starts[0] = 0
@@ -187,16 +191,16 @@ def _shingle_spans(text, size, count, starts, ends):
             word += 1
             word_starts[word] = i + 1
     word_starts[count] = size + 1
-    if count <= SHINGLE_WORDS:
+    if count <= width:
         starts[0], ends[0] = 0, size
         return 1
-    for i in range(count - SHINGLE_WORDS + 1):
+    for i in range(count - width + 1):
         starts[i] = word_starts[i]
-        ends[i] = word_starts[i + SHINGLE_WORDS] - 1
-    return count - SHINGLE_WORDS + 1
+        ends[i] = word_starts[i + width] - 1
+    return count - width + 1
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _digests(text, starts, ends, shingles, values):
     """Every shingle's MD5 low 64 bits into ``values`` (one slot longer than the
     shingles): single-block ones four at a time."""
@@ -220,7 +224,7 @@ def _digests(text, starts, ends, shingles, values):
         _compress4(words, values, waiting)
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _simhash(values):
     """The SimHash of the digests: bit k set when more than half of them set it."""
     simhash = np.uint64(0)
@@ -233,12 +237,13 @@ def _simhash(values):
     return simhash
 
 
-@njit(cache=True)
+@njit(cache=_CACHE)
 def _sketch(values, a, b, inverse, pick, out):
-    """The b-bit MinHash sketch of the digests into ``out``. Each function ``a * x + b``
+    """The b-bit MinHash sketch of the digests into ``out``, a byte for each function
+    ``a * x + b``
     (mod 2^64, ``a`` odd) is a bijection, so the minimising digest is got back from the
     minimum through ``a``'s inverse."""
-    for h in range(SKETCH_SIZE):
+    for h in range(len(a)):
         least = np.uint64(0xFFFFFFFFFFFFFFFF)
         for value in values:
             least = min(least, a[h] * value + b[h])
@@ -251,21 +256,21 @@ _INT64S = types.Array(types.int64, 1, "C")
 _UINT64S = types.Array(types.uint64, 1, "C")
 _PAGE_FINGERPRINTS = types.Tuple(
     (_UINT64S, types.Array(types.uint8, 2, "C"), types.Array(types.bool_, 1, "C"))
-)(_WORDS, _INT64S, _UINT64S, _UINT64S, _UINT64S, types.uint64)
+)(_WORDS, _INT64S, types.int64, _UINT64S, _UINT64S, _UINT64S, types.uint64)
 
 
-# Compiled (or read from the cache) when the module is imported, by its signature: a
-# fetch task's workers import it before the first page comes (``arrow.warm_workers``).
-@njit(_PAGE_FINGERPRINTS, cache=True)
-def page_fingerprints(buffer, bounds, a, b, inverse, pick):
-    """``(simhash, sketches, fingerprinted)`` of each page: page ``i``'s words are
-    ``buffer[bounds[i]:bounds[i+1]]``, separated by spaces; a page without words gets
-    ``fingerprinted[i] == False``. ``a``, ``b``: the MinHash functions' odd multipliers
-    and offsets, ``inverse``: the multipliers' inverses mod 2^64; ``pick``: the
-    multiplier whose top byte is a minimising digest's sketch byte."""
+# Compiled (or read from the cache) when the module is imported, by its signature: the
+# fetch tasks' workers import it before the first page comes (``jobs.fetch``).
+@njit(_PAGE_FINGERPRINTS, cache=_CACHE)
+def page_fingerprints(buffer, bounds, width, a, b, inverse, pick):
+    """``(simhash, sketches, fingerprinted)`` of each page over its shingles of ``width``
+    words: page ``i``'s words are ``buffer[bounds[i]:bounds[i+1]]``, separated by spaces;
+    a page without words gets ``fingerprinted[i] == False``. ``a``, ``b``: the MinHash
+    functions' odd multipliers and offsets, ``inverse``: the multipliers' inverses mod
+    2^64; ``pick``: the multiplier whose top byte is a minimising digest's sketch byte."""
     pages = len(bounds) - 1
     simhashes = np.zeros(pages, dtype=np.uint64)
-    sketches = np.zeros((pages, SKETCH_SIZE), dtype=np.uint8)
+    sketches = np.zeros((pages, len(a)), dtype=np.uint8)
     fingerprinted = np.zeros(pages, dtype=np.bool_)
     longest = 1
     for p in range(pages):
@@ -278,7 +283,7 @@ def page_fingerprints(buffer, bounds, a, b, inverse, pick):
         count, size = _single_spaced(buffer[bounds[p] : bounds[p + 1]], text)
         if count == 0:
             continue
-        shingles = _shingle_spans(text, size, count, starts, ends)
+        shingles = _shingle_spans(text, size, count, width, starts, ends)
         _digests(text, starts, ends, shingles, values)
         simhashes[p] = _simhash(values[:shingles])
         _sketch(values[:shingles], a, b, inverse, pick, sketches[p])

@@ -45,22 +45,22 @@ def _step(f, a, b, sine, word, shift):
 
 @njit(cache=_CACHE, inline="always")
 def _round0(a, b, c, d, k, w, s):
-    return d, c, b, _step((b & c) | (~b & d), a, b, k, w, s)
+    return d, _step((b & c) | (~b & d), a, b, k, w, s), b, c
 
 
 @njit(cache=_CACHE, inline="always")
 def _round1(a, b, c, d, k, w, s):
-    return d, c, b, _step((d & b) | (~d & c), a, b, k, w, s)
+    return d, _step((d & b) | (~d & c), a, b, k, w, s), b, c
 
 
 @njit(cache=_CACHE, inline="always")
 def _round2(a, b, c, d, k, w, s):
-    return d, c, b, _step(b ^ c ^ d, a, b, k, w, s)
+    return d, _step(b ^ c ^ d, a, b, k, w, s), b, c
 
 
 @njit(cache=_CACHE, inline="always")
 def _round3(a, b, c, d, k, w, s):
-    return d, c, b, _step(c ^ (b | ~d), a, b, k, w, s)
+    return d, _step(c ^ (b | ~d), a, b, k, w, s), b, c
 
 
 @njit(cache=_CACHE)
@@ -68,52 +68,45 @@ def _compress(m, a0, b0, c0, d0):
     """One 64-byte block (``m``: its 16 little-endian words) into the state."""
     a, b, c, d = a0, b0, c0, d0
     for i in range(16):
-        a, d, c, b = _round0(a, b, c, d, _K0[i], m[_G0[i]], _S0[i % 4])
+        a, b, c, d = _round0(a, b, c, d, _K0[i], m[_G0[i]], _S0[i % 4])
     for i in range(16):
-        a, d, c, b = _round1(a, b, c, d, _K1[i], m[_G1[i]], _S1[i % 4])
+        a, b, c, d = _round1(a, b, c, d, _K1[i], m[_G1[i]], _S1[i % 4])
     for i in range(16):
-        a, d, c, b = _round2(a, b, c, d, _K2[i], m[_G2[i]], _S2[i % 4])
+        a, b, c, d = _round2(a, b, c, d, _K2[i], m[_G2[i]], _S2[i % 4])
     for i in range(16):
-        a, d, c, b = _round3(a, b, c, d, _K3[i], m[_G3[i]], _S3[i % 4])
+        a, b, c, d = _round3(a, b, c, d, _K3[i], m[_G3[i]], _S3[i % 4])
     return (a0 + a) & _MASK, (b0 + b) & _MASK, (c0 + c) & _MASK, (d0 + d) & _MASK
+
+
+@njit(cache=_CACHE, inline="always")
+def _steps4(step, lanes, m, k, g, s):
+    """One step of a round (``step``) in each of the four lanes (their states)."""
+    (a0, b0, c0, d0), (a1, b1, c1, d1), (a2, b2, c2, d2), (a3, b3, c3, d3) = lanes
+    return (
+        step(a0, b0, c0, d0, k, m[g], s),
+        step(a1, b1, c1, d1, k, m[16 + g], s),
+        step(a2, b2, c2, d2, k, m[32 + g], s),
+        step(a3, b3, c3, d3, k, m[48 + g], s),
+    )
 
 
 @njit(cache=_CACHE)
 def _compress4(m, out, at):
     """The single-block MD5 of four messages at once (``m``: their 64 words, 16 each);
     ``out[at[i]]``: the digest's low 64 bits of message ``i``."""
-    a0 = a1 = a2 = a3 = _A0
-    b0 = b1 = b2 = b3 = _B0
-    c0 = c1 = c2 = c3 = _C0
-    d0 = d1 = d2 = d3 = _D0
+    start = (_A0, _B0, _C0, _D0)
+    lanes = (start, start, start, start)
     for i in range(16):
-        k, g, s = _K0[i], _G0[i], _S0[i % 4]
-        a0, d0, c0, b0 = _round0(a0, b0, c0, d0, k, m[g], s)
-        a1, d1, c1, b1 = _round0(a1, b1, c1, d1, k, m[16 + g], s)
-        a2, d2, c2, b2 = _round0(a2, b2, c2, d2, k, m[32 + g], s)
-        a3, d3, c3, b3 = _round0(a3, b3, c3, d3, k, m[48 + g], s)
+        lanes = _steps4(_round0, lanes, m, _K0[i], _G0[i], _S0[i % 4])
     for i in range(16):
-        k, g, s = _K1[i], _G1[i], _S1[i % 4]
-        a0, d0, c0, b0 = _round1(a0, b0, c0, d0, k, m[g], s)
-        a1, d1, c1, b1 = _round1(a1, b1, c1, d1, k, m[16 + g], s)
-        a2, d2, c2, b2 = _round1(a2, b2, c2, d2, k, m[32 + g], s)
-        a3, d3, c3, b3 = _round1(a3, b3, c3, d3, k, m[48 + g], s)
+        lanes = _steps4(_round1, lanes, m, _K1[i], _G1[i], _S1[i % 4])
     for i in range(16):
-        k, g, s = _K2[i], _G2[i], _S2[i % 4]
-        a0, d0, c0, b0 = _round2(a0, b0, c0, d0, k, m[g], s)
-        a1, d1, c1, b1 = _round2(a1, b1, c1, d1, k, m[16 + g], s)
-        a2, d2, c2, b2 = _round2(a2, b2, c2, d2, k, m[32 + g], s)
-        a3, d3, c3, b3 = _round2(a3, b3, c3, d3, k, m[48 + g], s)
+        lanes = _steps4(_round2, lanes, m, _K2[i], _G2[i], _S2[i % 4])
     for i in range(16):
-        k, g, s = _K3[i], _G3[i], _S3[i % 4]
-        a0, d0, c0, b0 = _round3(a0, b0, c0, d0, k, m[g], s)
-        a1, d1, c1, b1 = _round3(a1, b1, c1, d1, k, m[16 + g], s)
-        a2, d2, c2, b2 = _round3(a2, b2, c2, d2, k, m[32 + g], s)
-        a3, d3, c3, b3 = _round3(a3, b3, c3, d3, k, m[48 + g], s)
-    out[at[0]] = _low64((c0 + _C0) & _MASK, (d0 + _D0) & _MASK)
-    out[at[1]] = _low64((c1 + _C0) & _MASK, (d1 + _D0) & _MASK)
-    out[at[2]] = _low64((c2 + _C0) & _MASK, (d2 + _D0) & _MASK)
-    out[at[3]] = _low64((c3 + _C0) & _MASK, (d3 + _D0) & _MASK)
+        lanes = _steps4(_round3, lanes, m, _K3[i], _G3[i], _S3[i % 4])
+    for lane in range(4):
+        _a, _b, c, d = lanes[lane]
+        out[at[lane]] = _low64((c + _C0) & _MASK, (d + _D0) & _MASK)
 
 
 @njit(cache=_CACHE, inline="always")

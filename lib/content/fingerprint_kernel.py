@@ -25,7 +25,7 @@ _CACHE = os.path.isfile(__file__)
 _SPACE = 0x20
 _MASK = 0xFFFFFFFF
 _INIT = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476)
-_A0, _B0, _C0, _D0 = _INIT
+_C0, _D0 = _INIT[2:]  # the digest's low 64 bits are C and D plus these
 # RFC 1321's per-step shifts, sines and message word indices, one tuple per round.
 _S0, _S1, _S2, _S3 = (7, 12, 17, 22), (5, 9, 14, 20), (4, 11, 16, 23), (6, 10, 15, 21)
 _K0, _K1, _K2, _K3 = (
@@ -94,8 +94,7 @@ def _steps4(step, lanes, m, k, g, s):
 def _compress4(m, out, at):
     """The single-block MD5 of four messages at once (``m``: their 64 words, 16 each);
     ``out[at[i]]``: the digest's low 64 bits of message ``i``."""
-    start = (_A0, _B0, _C0, _D0)
-    lanes = (start, start, start, start)
+    lanes = (_INIT, _INIT, _INIT, _INIT)
     for i in range(16):
         lanes = _steps4(_round0, lanes, m, _K0[i], _G0[i], _S0[i % 4])
     for i in range(16):
@@ -139,7 +138,7 @@ def _pad(block, offset, message, start, length, total):
 def md5_low64(message, start, length, block):
     """MD5's low 64 bits of ``message[start:start+length]``, any length (``block``: 64
     bytes of scratch)."""
-    a, b, c, d = _A0, _B0, _C0, _D0
+    a, b, c, d = _INIT
     words = block[:64].view(np.uint32)
     done = 0
     while True:
@@ -233,9 +232,8 @@ def _simhash(values):
 @njit(cache=_CACHE)
 def _sketch(values, a, b, inverse, pick, out):
     """The b-bit MinHash sketch of the digests into ``out``, a byte for each function
-    ``a * x + b``
-    (mod 2^64, ``a`` odd) is a bijection, so the minimising digest is got back from the
-    minimum through ``a``'s inverse."""
+    ``a * x + b`` (mod 2^64). With ``a`` odd the function is a bijection, so the
+    minimising digest is got back from the minimum through ``a``'s inverse."""
     for h in range(len(a)):
         least = np.uint64(0xFFFFFFFFFFFFFFFF)
         for value in values:

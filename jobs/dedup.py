@@ -19,8 +19,11 @@ pass on its own, for a segment updated without it): each page fetched in the rou
 compared with the pages of the whole crawldb that share its SHA-256 or a band, and of
 each pair found the page ranked lower becomes a duplicate of the other (a page already
 a duplicate stays one).
-This job is the full pass: it compares all pages and restores pages no longer
-duplicated; running it after the rounds' passes changes nothing it would not have set.
+This job is the full pass: the same rules with every page taken as the round's, so
+that it compares all pages and restores pages no longer duplicated; running it after
+the rounds' passes changes nothing it would not have set. The rules are written once
+(``crawldb/duplicates.py``) and run in the driver on a small crawldb, by Spark's tasks
+on a large one (``engine/executors/duplicates.py``).
 
 A page naming another URL of its site as canonical (``dedup.canonical``) is a duplicate of
 it once that URL has been fetched; such pages take no part in the content comparisons, so
@@ -35,19 +38,12 @@ from __future__ import annotations
 
 import sys
 
-from engine.executors.duplicates import (
-    PAGE_COLUMNS,
-    canonical_duplicates,
-    changed_verdicts,
-    content_pages,
-    exact_duplicates,
-    near_duplicates,
-    round_verdicts,
-)
+from engine.executors.duplicates import content_pages, page_frame, verdicts
 from engine.runtime.cli import job_main, job_parser
 from engine.runtime.layout import DataDir, crawldb_required
 from engine.runtime.progress import progress
 from engine.tables.delta_commits import delta_commit_message
+from engine.tables.delta_files import table_rows
 from engine.tables.metrics import record
 from engine.tables.store import read_crawldb
 from lib import vocabulary as st
@@ -71,44 +67,44 @@ def dedup(spark, conf, data: DataDir) -> dict:
     """Find duplicates among all pages and write them to the crawldb in one commit."""
     from pyspark.sql import functions as F
 
-    pages = content_pages(read_crawldb(spark, data)).select(*PAGE_COLUMNS)
-    canonical = pages.limit(0).select("url", F.col("url").alias("duplicate_of"))
-    if conf["dedup.canonical"]:
-        canonical = canonical_duplicates(pages).cache()
-    # Content duplicates among the other pages only: a canonical target stays kept.
-    by_content = pages.join(canonical, "url", "left_anti")
-    exact = exact_duplicates(by_content)
-    found = canonical.unionByName(exact)
-    # Near-duplicates among the exact groups' kept pages only.
-    singles = by_content.join(exact, "url", "left_anti")
-    found = found.unionByName(near_duplicates(singles, conf)).cache()
-    restored = pages.where(F.col("status") == st.DUPLICATE).join(found, "url", "left_anti")
+    found = judged(spark, conf, data, F.lit(True))
     summary = {
-        "canonical": canonical.count(),
-        "exact": exact.count(),
-        "duplicates": found.count(),
-        "restored": restored.count(),
+        "canonical": _count(found, "kind", "canonical"),
+        "exact": _count(found, "kind", "exact"),
+        "duplicates": _count(found, "status", st.DUPLICATE),
+        "restored": _count(found, "kind", "restored"),
     }
-    write_verdicts(spark, data, found, restored, "trawl dedup")
-    found.unpersist()
-    canonical.unpersist()
+    write_verdicts(spark, data, found, "trawl dedup")
     progress("dedup", list(summary.items()))
     return summary
 
 
-def write_verdicts(spark, data: DataDir, found, restored, message: str) -> None:
-    """Mark ``found`` (url, duplicate_of) duplicates and set ``restored`` (url) back to
-    fetched, in one Delta MERGE labelled ``message``."""
-    from delta.tables import DeltaTable
-    from pyspark.sql import functions as F
+def judged(spark, conf, data: DataDir, fresh):
+    """The verdicts (``crawldb.duplicates.FINAL_DDL``) of the crawldb's content pages,
+    those of ``fresh`` (a column) compared with all: in the driver up to
+    ``crawl.dedup.driver.urls`` URLs, else by Spark's tasks."""
+    urls = table_rows(data.crawldb)
+    in_driver = urls is not None and urls <= conf["crawl.dedup.driver.urls"]
+    pages = page_frame(content_pages(read_crawldb(spark, data)), fresh)
+    return verdicts(pages, dict(conf), in_driver, narrow=False)
 
-    updates = found.select("url", F.lit(st.DUPLICATE).alias("status"), "duplicate_of").unionByName(
-        restored.select(
-            "url",
-            F.lit(st.FETCHED).alias("status"),
-            F.lit(None).cast("string").alias("duplicate_of"),
-        )
-    )
+
+def _count(found, column: str, value: str) -> int:
+    import pyarrow.compute as pc
+
+    return pc.sum(pc.equal(found.column(column), value)).as_py() or 0
+
+
+def write_verdicts(spark, data: DataDir, found, message: str) -> None:
+    """Write the verdicts of ``found`` that change a page (status and ``duplicate_of``)
+    in one Delta MERGE labelled ``message``; none, no commit (a MERGE scans the crawldb
+    whatever it changes)."""
+    from delta.tables import DeltaTable
+
+    found = found.filter(found.column("changed"))
+    if not found.num_rows:
+        return
+    updates = spark.createDataFrame(found.select(["url", "status", "duplicate_of"]))
     with delta_commit_message(spark, message):
         (
             DeltaTable.forPath(spark, data.crawldb)
@@ -124,21 +120,13 @@ def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
     whole crawldb, by the same rules as ``dedup``. A page of the round takes the verdict
     (duplicate of the best page it duplicates, else not a duplicate); an earlier page
     becomes a duplicate of a better page of the round, unless it is one already."""
+    from pyspark.sql import functions as F
 
-    pages = content_pages(read_crawldb(spark, data)).select(*PAGE_COLUMNS).cache()
-    held = [pages]  # cached frames, released at the end (a long session keeps no plan)
-    found, restored = round_verdicts(pages, segment, conf, held)
-    found = found.cache()
-    held.append(found)
-    summary = {"duplicates": found.count(), "restored": restored.count()}
-    # A copy refetched unchanged is found again every round: only new verdicts are
-    # written, and none means no commit (a MERGE scans the crawldb whatever it changes).
-    marking = changed_verdicts(found, pages)
-    if summary["restored"] or not marking.isEmpty():
-        write_verdicts(spark, data, marking, restored, f"trawl dedup segment={segment}")
-    for frame in reversed(held):
-        frame.unpersist()
-    return summary
+    from engine.executors.round_dedup import summary_of
+
+    found = judged(spark, conf, data, F.col("segment") == segment)
+    write_verdicts(spark, data, found, f"trawl dedup segment={segment}")
+    return summary_of(found)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,9 +134,9 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
 
 
 def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, deduped):
-    """Above ``db.driver.urls``, ``crawl.dedup.driver.urls`` and
-    ``crawl.dedup.driver.round`` crawl finds the round's verdicts with Spark
-    (``engine.executors.round_dedup.spark_duplicates``) instead of in the driver: the same ones."""
+    """Above ``db.driver.urls`` and ``crawl.dedup.driver.urls`` crawl runs the round's
+    rules by Spark's tasks (``engine.executors.duplicates.spark_verdicts``) instead of in
+    the driver: the same verdicts."""
     _, marked, base0, base1 = deduped
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(
@@ -148,8 +148,30 @@ def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, d
         "https://trawl.invalid/test-dedup-spark-way",
         "db.max.depth=0",
         "crawl.dedup.driver.urls=0",
-        "crawl.dedup.driver.round=0",
         "db.driver.urls=0",  # updatedb by Spark, its pass inside
     )
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0
     assert verdicts(spark, data) == {u: (r["status"], r["duplicate_of"]) for u, r in marked.items()}
+
+
+def test_the_full_pass_by_sparks_tasks_marks_what_the_driver_marks(deduped, spark, tmp_path):
+    """The same rules run by either executor: on a copy of the crawldb with its
+    duplicates unmarked, the full pass in the driver and by Spark's tasks
+    (``crawl.dedup.driver.urls=0``) mark the same pages as the crawl did."""
+    import shutil
+
+    data, rows, _, _ = deduped
+    marked = {}
+    for way, args in (("driver", []), ("spark", ["--conf", "crawl.dedup.driver.urls=0"])):
+        copy = tmp_path / way
+        shutil.copytree(data.root, copy)
+        DeltaTable(str(copy / "crawldb")).update(
+            predicate=f"status = '{st.DUPLICATE}'",
+            updates={"status": f"'{st.FETCHED}'", "duplicate_of": "NULL"},
+        )
+        assert any(s == st.FETCHED for s, _ in verdicts(spark, copy).values())
+        assert dedup.main(["--data", str(copy), *args]) == 0
+        marked[way] = verdicts(spark, copy)
+    expected = {url: (r["status"], r["duplicate_of"]) for url, r in rows.items()}
+    assert marked["driver"] == marked["spark"] == expected
+    assert sum(s == st.DUPLICATE for s, _ in expected.values()) >= 3

@@ -1,12 +1,32 @@
-"""The round's duplicate rules in plain Python (crawldb.duplicates, crawl's pass for a
-small crawldb), case by case. Their agreement with the Spark pass on a real crawl is
-tested in test_dedup.py and test_dedup_quality.py."""
+"""The duplicate rules (crawldb.duplicates over the keys of crawldb.duplicate_keys),
+case by case and against an oracle that compares every pair; the same rules run by
+Spark's tasks in test_dedup.py and test_dedup_quality.py."""
 
-from crawldb.duplicates import keep_key, round_verdicts
+import random
+
+import pyarrow as pa
+
+from crawldb.duplicate_keys import PAGE_COLUMNS, keep_rank
+from crawldb.duplicates import round_verdicts
 from lib import vocabulary as st
 
 CONF = {"dedup.simhash.distance": 3, "dedup.minhash.threshold": 0.5, "dedup.canonical": True}
 ROUND, EARLIER = "20261204000000", "20261203000000"
+SCHEMA = pa.schema(
+    [
+        ("url", pa.string()),
+        ("status", pa.string()),
+        ("duplicate_of", pa.string()),
+        ("segment", pa.string()),
+        ("content_hash", pa.string()),
+        ("simhash", pa.int64()),
+        ("minhash", pa.binary()),
+        ("score", pa.float64()),
+        ("last_fetch_time", pa.int64()),
+        ("canonical", pa.string()),
+        ("fresh", pa.bool_()),
+    ]
+)
 
 
 def page(url, body="a", simhash=0, minhash=None, segment=ROUND, **rest):
@@ -24,20 +44,51 @@ def page(url, body="a", simhash=0, minhash=None, segment=ROUND, **rest):
     }
 
 
-def verdicts(*pages):
-    return round_verdicts({p["url"]: p for p in pages}, ROUND, CONF)
+def table(pages, everything_fresh=False):
+    rows = [{**p, "fresh": everything_fresh or p["segment"] == ROUND} for p in pages]
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def all_verdicts(*pages, conf=CONF, everything_fresh=False):
+    return round_verdicts(table(pages, everything_fresh), conf).to_pylist()
+
+
+def verdicts(*pages, conf=CONF):
+    """(found, restored) as url -> duplicate_of and the URLs restored."""
+    rows = all_verdicts(*pages, conf=conf)
+    found = {r["url"]: r["duplicate_of"] for r in rows if r["status"] == st.DUPLICATE}
+    return found, sorted(r["url"] for r in rows if r["status"] == st.FETCHED)
+
+
+def keep_key(p: dict) -> tuple:
+    """The keep order written out: highest score (none last), shortest URL, earliest
+    fetch (none last), URL."""
+    score, fetched = p["score"], p["last_fetch_time"]
+    return (
+        (score is None, -score if score is not None else 0.0),
+        len(p["url"]),
+        (fetched is None, fetched or 0),
+        p["url"],
+    )
 
 
 def test_the_copy_kept_is_the_best_ranked():
-    best = page("http://a/x", score=2.0)
-    assert keep_key(best) < keep_key(page("http://a/x"))
-    assert keep_key(page("http://a/x")) < keep_key(page("http://a/xx"))
-    assert keep_key(page("http://a/y", fetched=1)) < keep_key(page("http://a/x", fetched=2))
+    pages = [
+        page("http://a/x", score=2.0),
+        page("http://a/x2"),
+        page("http://a/xx", score=None),
+        page("http://a/y", fetched=1),
+        page("http://a/z", fetched=None),
+    ]
+    ranks = keep_rank(table(pages))
+    expected = sorted(range(len(pages)), key=lambda i: keep_key(pages[i]))
+    assert [int(i) for i in ranks.argsort()] == expected
+    assert expected == [0, 3, 4, 1, 2]  # score, then length, then fetch time
 
 
 def test_exact_and_near_copies_of_an_earlier_page():
     kept = page("http://a/p", body="h", simhash=0b1111 << 40, segment=EARLIER)
-    exact = page("http://a/p?ref=1", body="h", simhash=12345)
+    exact = page("http://a/p?ref=1", body="h", simhash=0b1111 << 40)
     near = page("http://a/q", body="n", simhash=(0b1111 << 40) ^ 0b101)
     far = page("http://a/r", body="f", simhash=(0b1111 << 40) ^ 0xFF00FF)
     found, restored = verdicts(kept, exact, near, far)
@@ -75,9 +126,31 @@ def test_canonical_and_restored():
     assert restored == ["http://a/f"]
 
 
+def test_a_canonical_chain_marks_nothing_and_a_canonical_duplicate_is_not_compared():
+    end = page("http://a/end", body="same", simhash=0, segment=EARLIER)
+    middle = page(
+        "http://a/mid", body="other", simhash=0x00FF00FF00FF00FF, canonical="http://a/end"
+    )
+    start = page("http://a/s", body="x", simhash=-1, canonical="http://a/mid")
+    # Its body is the end's, but as a canonical duplicate it is not a copy by content.
+    named = page("http://a/named-copy", body="same", simhash=0, canonical="http://a/end")
+    found, _ = verdicts(end, middle, start, named)
+    assert found == {"http://a/mid": "http://a/end", "http://a/named-copy": "http://a/end"}
+
+
+def test_the_changed_flag_leaves_a_verdict_already_in_place():
+    kept = page("http://a/p", body="h", segment=EARLIER)
+    again = page("http://a/p/2", body="h", status=st.DUPLICATE, duplicate_of="http://a/p")
+    moved = page("http://a/p/3", body="h", status=st.DUPLICATE, duplicate_of="http://a/x")
+    rows = {r["url"]: r for r in all_verdicts(kept, again, moved)}
+    assert rows["http://a/p/2"]["changed"] is False
+    assert rows["http://a/p/3"]["changed"] is True
+    assert rows["http://a/p/3"]["duplicate_of"] == "http://a/p"
+
+
 def met_and_duplicates(a: dict, b: dict, conf: dict) -> bool:
     """The rules of crawldb.duplicates' docstring for one pair, written out plainly:
-    the oracle the columnar search (crawldb.duplicate_pairs) is held to."""
+    the oracle the columnar search is held to."""
     distance, threshold = conf["dedup.simhash.distance"], conf["dedup.minhash.threshold"]
     exact = a["content_hash"] is not None and a["content_hash"] == b["content_hash"]
     both_sketched = threshold >= 0 and a["minhash"] is not None and b["minhash"] is not None
@@ -95,10 +168,10 @@ def met_and_duplicates(a: dict, b: dict, conf: dict) -> bool:
     return exact or near or (band and agree >= needed)
 
 
-def oracle_copies(pages: dict, conf: dict) -> dict:
-    """best_copies by comparing every pair of a page of the round and another."""
+def oracle_copies(pages: dict, conf: dict, fresh) -> dict:
+    """The best copy of every page, by comparing every pair of a page ``fresh`` and another."""
     best = {}
-    for a in (p for p in pages.values() if p["segment"] == ROUND):
+    for a in (p for p in pages.values() if fresh(p)):
         for b in pages.values():
             if a is b or not met_and_duplicates(a, b, conf):
                 continue
@@ -109,28 +182,34 @@ def oracle_copies(pages: dict, conf: dict) -> dict:
 
 
 def random_pages(seed: int, count: int) -> dict:
-    """Pages drawn from a few bodies, SimHashes a few bits apart and sketches sharing
-    some bands, so that every way of meeting and judging happens, with missing values."""
-    import random
-
+    """Pages drawn from a few bodies, each body's SimHash and sketch a few bits or bytes
+    from a few bases (so that pages meet in every way), some pages without a sketch (kept
+    before sketches were) and some bodies without a SimHash."""
     draw = random.Random(seed)
     bases = [draw.getrandbits(64) - 2**63 for _ in range(6)]
     sketches = [bytes(draw.getrandbits(8) for _ in range(64)) for _ in range(5)]
-    pages = {}
-    for number in range(count):
+    prints = {}
+    for body in ["x", "y", None, *map(str, range(40))]:
         simhash = draw.choice(bases) ^ sum(
             1 << draw.randrange(64) for _ in range(draw.randrange(6))
         )
-        simhash = (simhash + 2**63) % 2**64 - 2**63
         sketch = bytearray(draw.choice(sketches))
         for _ in range(draw.choice((0, 4, 20, 40))):
             sketch[draw.randrange(64)] = draw.getrandbits(8)
+        simhash = None if draw.random() < 0.1 else (simhash + 2**63) % 2**64 - 2**63
+        prints[body] = (simhash, bytes(sketch))
+    pages = {}
+    for number in range(count):
+        body = draw.choice(list(prints))
+        simhash, sketch = prints[body]
+        if body is None:  # no body hash: prints of their own
+            simhash, sketch = draw.choice(list(prints.values()))
         url = f"http://h{draw.randrange(3)}/{'p' * draw.randrange(1, 4)}{number}"
         pages[url] = page(
             url,
-            body=draw.choice(["x", "y", None, *map(str, range(40))]),
-            simhash=None if draw.random() < 0.1 else simhash,
-            minhash=None if draw.random() < 0.3 else bytes(sketch),
+            body=body,
+            simhash=simhash,
+            minhash=None if draw.random() < 0.3 else sketch,
             segment=draw.choice([ROUND, EARLIER]),
             score=draw.choice([None, 0.5, 1.0, 2.0]),
             fetched=draw.choice([None, 1, 2]),
@@ -138,18 +217,44 @@ def random_pages(seed: int, count: int) -> dict:
     return pages
 
 
-def test_the_columnar_search_finds_what_comparing_every_pair_finds():
-    from crawldb.duplicates import best_copies
-
+def test_the_rules_find_what_comparing_every_pair_finds():
     confs = [
-        CONF,
+        {**CONF, "dedup.canonical": False},
         {**CONF, "dedup.minhash.threshold": -1},
         {**CONF, "dedup.simhash.distance": -1},
         {**CONF, "dedup.simhash.distance": 8, "dedup.minhash.threshold": 0.9},
     ]
     for seed, conf in enumerate(confs):
         pages = random_pages(seed, 160)
-        fresh = [p for p in pages.values() if p["segment"] == ROUND]
-        expected = oracle_copies(pages, conf)
-        assert len(expected) > 20, "the draw gives duplicates of every kind"
-        assert best_copies(fresh, pages, conf) == expected
+        for everything in (False, True):
+            fresh = (lambda p: True) if everything else (lambda p: p["segment"] == ROUND)
+            expected = oracle_copies(pages, conf, fresh)
+            assert len(expected) > 20, "the draw gives duplicates of every kind"
+            rows = all_verdicts(*pages.values(), conf=conf, everything_fresh=everything)
+            assert {r["url"]: r["duplicate_of"] for r in rows} == expected, (seed, everything)
+
+
+def test_verdicts_split_by_key_fold_to_the_whole_tables():
+    """The executor's grouping: the key rows cut into parts that each hold whole keys
+    give, with the final rule over their union, the verdicts of the whole table."""
+    import numpy as np
+
+    from crawldb.duplicate_keys import probe_keys
+    from crawldb.duplicates import content_verdicts, final_verdicts
+
+    pages = table(random_pages(7, 200).values())
+    conf = {**CONF, "dedup.canonical": False}
+    k, wants, offers, index = probe_keys(pages, conf)
+    parts = []
+    for part in range(5):
+        mine = (k % 5) == part
+        rows = pages.take(index[mine])  # each key row carries its page, as on Spark
+        keys = (k[mine], wants[mine], offers[mine], np.arange(int(mine.sum())))
+        parts.append(content_verdicts(keys, rows, conf))
+    folded = final_verdicts(pa.concat_tables(parts)).sort_by("url").to_pylist()
+    assert folded == round_verdicts(pages, conf).sort_by("url").to_pylist()
+    assert len(folded) > 20
+
+
+def test_page_columns_are_the_tables_but_fresh():
+    assert list(PAGE_COLUMNS) == SCHEMA.names[:-1]

@@ -16,13 +16,14 @@ tests/test_driver_rounds.py checks that both ways leave the same crawldb.
 from __future__ import annotations
 
 from crawldb import duplicates, soft404
+from crawldb.duplicate_keys import PAGE_COLUMNS
 from crawldb.merge import touched_row
 from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates
 from engine.executors.driver_links import admitted, found_links
-from engine.executors.duplicates import PAGE_COLUMNS
 from engine.executors.freshness import PAGE_STATUSES, freshness_of
 from engine.executors.hostdb import driver_changes
+from engine.executors.round_dedup import summary_of
 from engine.runtime.layout import DataDir, Segment
 from engine.tables.delta_files import delta_columns, table_rows
 from engine.tables.driver_rewrite import CrawldbFiles
@@ -155,36 +156,41 @@ def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]
     """``changed`` with the round's duplicate verdicts (``crawldb.duplicates``' rules
     over every content page of the crawldb as the round leaves it), plus the earlier
     rows they change; and the figures, as ``engine.executors.round_dedup`` gives them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    content = pc.and_(
-        pc.is_in(crawldb.column("status"), value_set=pa.array(PAGE_STATUSES)),
-        pc.is_valid(crawldb.column("content_hash")),
-    )
-    pages = {
-        row["url"]: {**row, "_new": False}
-        for row in crawldb.filter(content).select(list(PAGE_COLUMNS)).to_pylist()
-    }
+    found = duplicates.round_verdicts(pages_after(crawldb, changed, segment), conf)
     by_url = {row["url"]: row for row in changed}
-    for row in changed:
-        if row["status"] in PAGE_STATUSES and row["content_hash"] is not None:
-            pages[row["url"]] = {**{c: row[c] for c in PAGE_COLUMNS}, "_new": True}
-        elif row["segment"] == segment:
-            pages.pop(row["url"], None)
-    found, restored = duplicates.round_verdicts(pages, segment, conf)
-    verdicts = {url: (st.DUPLICATE, target) for url, target in found.items()}
-    verdicts |= {url: (st.FETCHED, None) for url in restored}
     earlier = {}
-    for url, (status, target) in verdicts.items():
-        if pages[url]["_new"]:
-            by_url[url].update(status=status, duplicate_of=target)
-        elif (pages[url]["status"], pages[url]["duplicate_of"]) != (status, target):
-            earlier[url] = (status, target)
+    for verdict in found.filter(found.column("changed")).to_pylist():
+        target = (verdict["status"], verdict["duplicate_of"])
+        if verdict["url"] in by_url:
+            by_url[verdict["url"]].update(status=target[0], duplicate_of=target[1])
+        else:
+            earlier[verdict["url"]] = target
     for row in rows_by_url(crawldb, earlier).values():
         row["status"], row["duplicate_of"] = earlier[row["url"]]
         changed.append(row)
-    return changed, {"duplicates": len(found), "restored": len(restored)}
+    return changed, summary_of(found)
+
+
+def pages_after(crawldb, changed: list[dict], segment: str):
+    """The rules' page table (``PAGE_DDL``) of the crawldb's content pages (an Arrow
+    table, times in ms) as they are once ``changed`` replaces their rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def content(rows):
+        statuses = pa.array(PAGE_STATUSES, pa.string())
+        page = pc.is_in(rows.column("status"), value_set=statuses)
+        return rows.filter(pc.and_(page, pc.is_valid(rows.column("content_hash"))))
+
+    urls = pa.array([row["url"] for row in changed], pa.string())
+    kept = crawldb.filter(pc.invert(pc.is_in(crawldb.column("url"), value_set=urls)))
+    now = pa.Table.from_pylist([{c: row[c] for c in PAGE_COLUMNS} for row in changed])
+    columns = list(PAGE_COLUMNS)
+    pages = pa.concat_tables(
+        [content(kept).select(columns), content(now.cast(kept.select(columns).schema))]
+    )
+    fresh = pc.fill_null(pc.equal(pages.column("segment"), segment), False)
+    return pages.append_column("fresh", fresh)
 
 
 def rejected(segment: Segment, refused: dict[str, int]) -> dict[str, int]:

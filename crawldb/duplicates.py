@@ -163,14 +163,31 @@ class Runs:
 
 def content_verdicts(keys, pages, conf: dict):
     """Keyed by ``k``: the ``exact`` and ``near`` verdicts (``VERDICT_DDL``) of the key
-    rows ``keys`` (``probe_keys``' arrays over ``pages``)."""
-    import pyarrow as pa
+    rows ``keys`` (``probe_keys``' arrays over ``pages``), the best target of each page."""
+    import numpy as np
+    import pyarrow.compute as pc
 
     runs = Runs(keys, pages)
     sha = is_sha(runs.k)
-    exact = _pair_verdicts(pages, runs, _exact_pairs(runs, sha), "exact")
-    near_pairs = _near_pairs(runs, ~sha, Prints(pages, conf), conf)
-    return pa.concat_tables([exact, _pair_verdicts(pages, runs, near_pairs, "near")])
+    exact = _exact_pairs(runs, sha)
+    near = _near_pairs(runs, ~sha, Prints(pages, conf), conf)
+    members, targets = (np.concatenate([exact[j], near[j]]) for j in (0, 1))
+    is_exact = np.arange(len(members)) < len(exact[0])
+    # A page met in many keys gets many targets: its best one (the lowest rank) only.
+    url = pc.dictionary_encode(pages.column("url")).combine_chunks().indices
+    member_url = np.asarray(url, dtype=np.int64)[runs.page[members]]
+    order = np.lexsort((runs.rank[targets], member_url))
+    best = order[_firsts(member_url[order])]
+    return _pair_verdicts(pages, runs.page[members[best]], runs.page[targets[best]], is_exact[best])
+
+
+def _firsts(values):
+    """Whether each value of a sorted numpy array is the first of its equals."""
+    import numpy as np
+
+    first = np.ones(len(values), dtype=bool)
+    first[1:] = values[1:] != values[:-1]
+    return first
 
 
 def _exact_pairs(runs: Runs, sha):
@@ -207,8 +224,12 @@ def _near_pairs(runs: Runs, banded, prints: Prints, conf: dict):
     a, b = a[a != b], b[a != b]
     same = _judged(runs, a, b, prints, conf)
     a, b = a[same], b[same]
-    members_a, targets_a = _expanded(runs, a, runs.wants, runs.first_offering[b])
-    members_b, targets_b = _expanded(runs, b, runs.offers, runs.first_wanting[a])
+    members_a, targets_a = _expanded(
+        runs, *_best_per_run(runs, a, runs.first_offering[b]), runs.wants
+    )
+    members_b, targets_b = _expanded(
+        runs, *_best_per_run(runs, b, runs.first_wanting[a]), runs.offers
+    )
     members = np.concatenate([members_a, members_b])
     targets = np.concatenate([targets_a, targets_b])
     better = runs.rank[targets] < runs.rank[members]
@@ -237,9 +258,19 @@ def _judged(runs: Runs, a, b, prints: Prints, conf: dict):
     return same
 
 
-def _expanded(runs: Runs, run_ids, mask, targets):
-    """(member row, target row): the rows of ``mask`` in each run of ``run_ids``, each with
-    the target given for its run."""
+def _best_per_run(runs: Runs, run_ids, targets):
+    """``(run_ids, targets)`` with each run once, with its best target: a run met by
+    many (in this key and others) is expanded to its rows once."""
+    import numpy as np
+
+    order = np.lexsort((runs.rank[targets], run_ids))
+    best = order[_firsts(run_ids[order])]
+    return run_ids[best], targets[best]
+
+
+def _expanded(runs: Runs, run_ids, targets, mask):
+    """(member row, target row): the rows of ``mask`` in each run of ``run_ids`` (each run
+    once), each with the target given for its run."""
     import numpy as np
     import pyarrow as pa
 
@@ -253,15 +284,17 @@ def _expanded(runs: Runs, run_ids, mask, targets):
     )
 
 
-def _pair_verdicts(pages, runs: Runs, pairs, kind: str):
-    """``VERDICT_DDL`` rows of (member row, target row) pairs."""
-    import numpy as np
+def _pair_verdicts(pages, members, targets, exact):
+    """``VERDICT_DDL`` rows of the pages ``members`` pointing at the pages ``targets``
+    (page indices), of kind ``exact`` where it is set, else ``near``."""
+    import pyarrow as pa
 
-    members, targets = (runs.page[np.asarray(rows, dtype=np.int64)] for rows in pairs)
-    member_rows = pages.take(members)
+    member_rows = pages.select(["url", "status", "duplicate_of", "fresh"]).take(members)
     member_rows = member_rows.append_column("was_of", member_rows.column("duplicate_of"))
-    target_rows = pages.take(targets)
-    return _verdict_rows(member_rows, target_rows.column("url"), kind, keep_columns(target_rows))
+    target_rows = pages.select(["url", "score", "last_fetch_time"]).take(targets)
+    rows = _verdict_rows(member_rows, target_rows.column("url"), "near", keep_columns(target_rows))
+    kinds = pa.array(["exact" if flag else "near" for flag in exact.tolist()], pa.string())
+    return rows.set_column(rows.schema.get_field_index("kind"), "kind", kinds)
 
 
 def final_verdicts(rows):

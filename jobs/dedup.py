@@ -67,7 +67,7 @@ def dedup(spark, conf, data: DataDir) -> dict:
     """Find duplicates among all pages and write them to the crawldb in one commit."""
     from pyspark.sql import functions as F
 
-    found = judged(spark, conf, data, F.lit(True))
+    found = judged(spark, conf, data, F.lit(True), narrow=False)
     summary = {
         "canonical": _count(found, "kind", "canonical"),
         "exact": _count(found, "kind", "exact"),
@@ -79,14 +79,15 @@ def dedup(spark, conf, data: DataDir) -> dict:
     return summary
 
 
-def judged(spark, conf, data: DataDir, fresh):
+def judged(spark, conf, data: DataDir, fresh, narrow: bool):
     """The verdicts (``crawldb.duplicates.FINAL_DDL``) of the crawldb's content pages,
     those of ``fresh`` (a column) compared with all: in the driver up to
-    ``crawl.dedup.driver.urls`` URLs, else by Spark's tasks."""
+    ``crawl.dedup.driver.urls`` URLs, else by Spark's tasks (``narrow``: the round's
+    keys picked out first, for a round's few pages)."""
     urls = table_rows(data.crawldb)
     in_driver = urls is not None and urls <= conf["crawl.dedup.driver.urls"]
     pages = page_frame(content_pages(read_crawldb(spark, data)), fresh)
-    return verdicts(pages, dict(conf), in_driver, narrow=False)
+    return verdicts(pages, dict(conf), in_driver, narrow)
 
 
 def _count(found, column: str, value: str) -> int:
@@ -124,7 +125,7 @@ def dedup_segment(spark, conf, data: DataDir, segment: str) -> dict:
 
     from engine.executors.round_dedup import summary_of
 
-    found = judged(spark, conf, data, F.col("segment") == segment)
+    found = judged(spark, conf, data, F.col("segment") == segment, narrow=True)
     write_verdicts(spark, data, found, f"trawl dedup segment={segment}")
     return summary_of(found)
 

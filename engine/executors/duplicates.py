@@ -56,29 +56,39 @@ def verdicts(pages, conf: dict, in_driver: bool, narrow: bool):
 
 
 def spark_verdicts(pages, conf: dict, narrow: bool):
-    """``verdicts`` by Spark's tasks."""
+    """``verdicts`` by Spark's tasks. Narrowed, only the key rows of the keys the
+    round's pages want leave the tasks that make them, and only the pages met, the
+    round's and the canonicals they name take part in the canonical rule."""
     from pyspark.sql import functions as F
 
-    pages = pages.localCheckpoint(eager=True)  # read by every step
-    found, by_content = [], pages
+    wanted = wanted_keys(pages, conf) if narrow else None
+    probes = pages.mapInArrow(partial(_probe_task, conf, wanted, _schema(PROBE_DDL)), PROBE_DDL)
+    found = []
     if conf["dedup.canonical"]:
         rows = pages.mapInArrow(_task(duplicates.canonical_rows, ROW_DDL), ROW_DDL)
+        if narrow:
+            named = probes.select(F.col("url").alias("k")).union(probes.select("canonical"))
+            rows = rows.join(F.broadcast(named.distinct()), "k", "left_semi")
         canonical = rows.repartition("k").mapInArrow(
             _task(duplicates.canonical_verdicts, CANONICAL_DDL), CANONICAL_DDL
         )
-        canonical = canonical.localCheckpoint(eager=True)
-        by_content = pages.join(canonical.select("url"), "url", "left_anti")
+        canonical = canonical.localCheckpoint(eager=True)  # read twice
+        probes = probes.join(F.broadcast(canonical.select("url")), "url", "left_anti")
         found.append(canonical.mapInArrow(_task(duplicates.canonical_found, V_DDL), V_DDL))
-    probes = by_content.mapInArrow(partial(_probe_task, conf, _schema(PROBE_DDL)), PROBE_DDL)
-    if narrow:
-        wanted = probes.where(F.col("wants")).select("k").distinct()
-        probes = probes.join(F.broadcast(wanted), "k", "left_semi")
     content = partial(_content_task, conf, _schema(V_DDL))
     found.append(probes.repartition("k").mapInArrow(content, V_DDL))
     found.append(pages.mapInArrow(_task(duplicates.restore_candidates, V_DDL), V_DDL))
     rows = reduce(lambda a, b: a.unionByName(b), found).repartition("url")
     final = _task(duplicates.final_verdicts, FINAL_DDL)
     return rows.mapInArrow(final, FINAL_DDL).toArrow()
+
+
+def wanted_keys(pages, conf: dict):
+    """The distinct keys the round's pages want, collected (a sorted numpy array)."""
+    import numpy as np
+
+    fresh = pages.where(pages.fresh).mapInArrow(partial(_wanted_task, conf), "k BIGINT")
+    return np.unique(np.asarray(fresh.toArrow().column("k"), dtype=np.int64))
 
 
 ROW_DDL, V_DDL = duplicates.CANONICAL_ROW_DDL, duplicates.VERDICT_DDL
@@ -110,17 +120,32 @@ def _rule_task(rule, schema, batches):
         yield from rule(table).cast(schema).to_batches()
 
 
-def _probe_task(conf: dict, schema, batches):
-    """Arrow task: a page row for each of its keys (``probe_keys``), with the key."""
+def _probe_task(conf: dict, wanted, schema, batches):
+    """Arrow task: a page row for each of its keys (``probe_keys``), with the key; only
+    the keys of ``wanted`` (a sorted array; None: all)."""
+    import numpy as np
     import pyarrow as pa
 
     for batch in batches:
         pages = pa.Table.from_batches([batch])
         k, wants, offers, index = probe_keys(pages, conf)
+        if wanted is not None:
+            kept = np.isin(k, wanted, assume_unique=False)
+            k, wants, offers, index = k[kept], wants[kept], offers[kept], index[kept]
         rows = pages.take(index)
         for name, values in (("k", k), ("wants", wants), ("offers", offers)):
             rows = rows.append_column(name, pa.array(values))
         yield from rows.cast(schema).to_batches()
+
+
+def _wanted_task(conf: dict, batches):
+    """Arrow task: the keys the pages want (``k``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    for batch in batches:
+        k, wants, _, _ = probe_keys(pa.Table.from_batches([batch]), conf)
+        yield pa.record_batch([pa.array(np.unique(k[wants]))], names=["k"])
 
 
 def _content_task(conf: dict, schema, batches):

@@ -7,10 +7,12 @@ for updatedb's Spark tasks (``jobs.updatedb``) and for updatedb in the driver
 from __future__ import annotations
 
 from crawldb.merge import site_canonical
+from lib import vocabulary as st
 from lib.content.feeds import entry_updated_ms
 from lib.scoring import outlink_shares
 from lib.url.domains import same_site
 from lib.url.normalize import host_of
+from lib.vocabulary import ORIGIN_PROBE
 
 
 def page_links(conf: dict, page: dict) -> tuple[list[str], list[float]]:
@@ -91,14 +93,22 @@ def link_schema():
     )
 
 
+def followed(page: dict) -> bool:
+    """Whether a parsed page's links are followed: fetched as a page (not a soft-404
+    probe), and not one of the crawldb's duplicates, whose links were followed from the
+    copy kept (``origin``: its fetch row's, ``old_status``: its crawldb row's)."""
+    return page["origin"] != ORIGIN_PROBE and page["old_status"] != st.DUPLICATE
+
+
 def outlinks(conf: dict, pages: list[dict]):
-    """The links of parsed pages (url, targets, link_metadata, canonical, host, depth,
-    score), one row per kept outlink (``page_links``), a depth below the page's; a feed
-    entry's date is the link's ``lastmod``, as a sitemap's is."""
+    """The links of parsed pages, each joined with a fetch row of its URL (url, targets,
+    link_metadata, canonical, host, depth, score, origin, old_status): of the pages
+    ``followed``, one row per kept outlink (``page_links``), a depth below the page's;
+    a feed entry's date is the link's ``lastmod``, as a sitemap's is."""
     import pyarrow as pa
 
     urls, depths, scores, lastmods = [], [], [], []
-    for page in pages:
+    for page in filter(followed, pages):
         targets, shares = page_links(conf, page)
         dated = entry_dates(page)
         urls += targets

@@ -40,7 +40,6 @@ from engine.tables.delta_files import read_current, table_rows
 from engine.tables.frames import pages, with_millis, with_timestamps
 from engine.tables.metrics import record
 from engine.tables.store import merge_rows, read_crawldb
-from lib import vocabulary as st
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
 from lib.vocabulary import ORIGIN_PROBE
@@ -102,18 +101,20 @@ def _folded_batches(conf: dict, batches):
         yield from links.keyed(folded, UrlNormalizer(conf)).to_batches()
 
 
-def links_frame(spark, conf: dict, fetched, parsed, sitemaps=None):
+def links_frame(spark, conf: dict, fetch, parsed, old, sitemaps=None):
     """Per target URL, the round's links folded (``crawldb.links.fold``), with its dedup
-    key and host: the pages' outlinks, the redirects' targets, the sitemaps' entries,
-    made by ``crawldb.links``' functions in Python tasks, shuffled by URL and folded."""
+    key and host: the outlinks of the parsed pages (each joined with its fetch rows and
+    its status in ``old``, the crawldb; ``crawldb.links.followed`` picks the pages), the
+    redirects' targets, the sitemaps' entries, made by ``crawldb.links``' functions in
+    Python tasks, shuffled by URL and folded."""
     from pyspark.sql import functions as F
 
     targets = F.col("outlinks.url").alias("targets")
-    pages = parsed.select("url", targets, link_metadata(parsed), "canonical").join(
-        fetched.select("url", "host", "depth", "score"), "url"
-    )
+    fetches = fetch.select("url", "host", "depth", "score", "origin")
+    pages = parsed.select("url", targets, link_metadata(parsed), "canonical").join(fetches, "url")
+    pages = pages.join(old.select("url", F.col("status").alias("old_status")), "url", "left")
     found = pages.mapInArrow(partial(_outlink_batches, conf), OUTLINKS_DDL)
-    hops = fetched.select("url", "redirect_to", "depth", "score")
+    hops = fetch.select("url", "redirect_to", "depth", "score")
     found = found.unionByName(hops.mapInArrow(_redirect_batches, OUTLINKS_DDL))
     if sitemaps is not None:
         entries = sitemaps.select("url", "lastmod", "changefreq", "priority")
@@ -144,16 +145,10 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
         parsed = parsed.withColumn("minhash", F.lit(None).cast("binary"))
     fingerprints = parsed.select("url", "content_hash", "simhash", "minhash", "title", "canonical")
     fetched = fetch.join(fingerprints, "url", "left").where(F.col("origin") != ORIGIN_PROBE)
-    # A duplicate's links were followed from the copy kept: not a second time.
-    duplicates = old.where(F.col("status") == st.DUPLICATE).select("url")
-    # The left semi join keeps the soft-404 probes out.
-    sources = parsed.join(duplicates, "url", "left_anti").join(
-        fetched.select("url"), "url", "left_semi"
-    )
     listed = segment_sitemaps(spark, segment)
     # Cached: the links come out of Python and the admission reads them twice (known,
     # new); its verdicts are read twice too (the links kept, the refused counts).
-    found = links_frame(spark, conf, fetch, sources, listed).cache()
+    found = links_frame(spark, conf, fetch, parsed, old, listed).cache()
     decided = admit(found, old, conf, LINKS_DDL).cache()
     kept = decided.where(F.col("reason").isNull()).drop("reason")
     refused = decided.where(F.col("reason").isNotNull())

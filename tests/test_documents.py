@@ -6,9 +6,11 @@ import calendar
 import time
 
 from crawldb.links import fold, outlinks
+from lib import vocabulary as st
 from lib.config import load_config
 from lib.content.feeds import ENTRY_UPDATED, FeedParser, entry_updated_ms
 from lib.content.parse import parse_pages
+from lib.vocabulary import ORIGIN_PROBE
 from testweb.documents import feed
 
 BASE = "http://feeds.test"
@@ -49,6 +51,8 @@ def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
         "host": "feeds.test",
         "depth": 0,
         "score": 1.0,
+        "origin": None,
+        "old_status": None,
     }
     links = fold(outlinks(conf, [page]))
     assert links.column("url").to_pylist() == [f"{BASE}/a/1", f"{BASE}/a/2"]
@@ -56,6 +60,9 @@ def test_a_feed_entrys_date_is_its_links_lastmod_in_updatedb():
         entry_updated_ms(result.outlinks[0].metadata),
         None,
     ]
+    # A duplicate's links were followed from the copy kept, a soft-404 probe has none.
+    for other in ({"old_status": st.DUPLICATE}, {"origin": ORIGIN_PROBE}):
+        assert outlinks(conf, [page | other]).num_rows == 0
 
 
 def test_a_pdf_cut_at_the_size_limit_is_recorded_truncated_not_parsed():

@@ -10,9 +10,7 @@ from collections import defaultdict
 import pyarrow as pa
 
 from crawldb import admission, links
-from lib import vocabulary as st
 from lib.url.normalize import UrlNormalizer
-from lib.vocabulary import ORIGIN_PROBE
 
 # The columns of the fetch table's rows and of the sitemap entries that links are made of.
 HOP_SCHEMA = pa.schema(
@@ -26,29 +24,27 @@ ENTRY_SCHEMA = pa.schema(
 
 
 def found_links(conf: dict, crawldb, parsed, pages, entries):
-    """The round's links (``crawldb.links``: the outlinks of the parsed pages fetched as
-    pages, not probes, and not the crawldb's duplicates, whose links were followed from
-    the copy kept; the redirects' targets; the sitemap ``entries``, rows or None),
-    folded per URL, with the dedup key and host of the URLs the crawldb does not hold
-    (``crawldb``: an Arrow table of it; ``pages``: the fetch table's page rows)."""
-    skip = duplicate_urls(crawldb)
+    """The round's links (``crawldb.links``: the outlinks of the parsed pages, each
+    joined with its fetch rows and crawldb status, ``followed`` deciding; the redirects'
+    targets; the sitemap ``entries``, rows or None), folded per URL, with the dedup key
+    and host of the URLs the crawldb does not hold (``crawldb``: an Arrow table of it;
+    ``pages``: the fetch table's page rows)."""
     fetches = defaultdict(list)
     for fetch in pages:
         fetches[fetch["url"]].append(fetch)
-    fetched = {fetch["url"] for fetch in pages if fetch["origin"] != ORIGIN_PROBE}
+    statuses = statuses_of(crawldb, [page["url"] for page in parsed])
     sources = []
     for page in parsed:
-        if page["url"] in skip or page["url"] not in fetched:
-            continue
         outlinks = page["outlinks"] or []
         source = {
             "url": page["url"],
             "targets": [link["url"] for link in outlinks] if page["outlinks"] is not None else None,
             "link_metadata": [link.get("metadata") for link in outlinks] or None,
             "canonical": page["canonical"],
+            "old_status": statuses.get(page["url"]),
         }
         for fetch in fetches[page["url"]]:
-            sources.append(source | {k: fetch[k] for k in ("host", "depth", "score")})
+            sources.append(source | {k: fetch[k] for k in ("host", "depth", "score", "origin")})
     hops = pa.Table.from_pylist(
         [{k: fetch[k] for k in ("url", "redirect_to", "depth", "score")} for fetch in pages],
         schema=HOP_SCHEMA,
@@ -58,6 +54,14 @@ def found_links(conf: dict, crawldb, parsed, pages, entries):
         found.append(links.sitemap_links(pa.Table.from_pylist(entries, schema=ENTRY_SCHEMA), conf))
     folded = links.fold(pa.concat_tables(found))
     return links.keyed(folded, UrlNormalizer(conf), crawldb.column("url").combine_chunks())
+
+
+def statuses_of(crawldb, urls: list[str]) -> dict[str, str]:
+    """url -> crawldb status of those of ``urls`` it holds (``crawldb``: an Arrow table)."""
+    import pyarrow.compute as pc
+
+    held = crawldb.filter(pc.is_in(crawldb.column("url"), value_set=pa.array(urls, pa.string())))
+    return dict(zip(held.column("url").to_pylist(), held.column("status").to_pylist(), strict=True))
 
 
 def admitted(conf: dict, found, known) -> tuple[list[dict], dict[str, int]]:
@@ -70,11 +74,3 @@ def admitted(conf: dict, found, known) -> tuple[list[dict], dict[str, int]]:
     reasons = decided.column("reason")
     kept = decided.filter(pc.is_null(reasons)).drop_columns(["reason"]).to_pylist()
     return kept, admission.counts(reasons)
-
-
-def duplicate_urls(crawldb) -> set:
-    """The URLs of the crawldb's duplicates (``crawldb``: an Arrow table of it)."""
-    import pyarrow.compute as pc
-
-    rows = crawldb.filter(pc.equal(crawldb.column("status"), st.DUPLICATE))
-    return set(rows.column("url").to_pylist())

@@ -61,7 +61,8 @@ def spark_verdicts(pages, conf: dict, narrow: bool):
     round's and the canonicals they name take part in the canonical rule."""
     from pyspark.sql import functions as F
 
-    wanted = wanted_keys(pages, conf) if narrow else None
+    spark = pages.sparkSession
+    wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf)) if narrow else None
     probes = pages.mapInArrow(partial(_probe_task, conf, wanted, _schema(PROBE_DDL)), PROBE_DDL)
     found = []
     if conf["dedup.canonical"]:
@@ -80,7 +81,10 @@ def spark_verdicts(pages, conf: dict, narrow: bool):
     found.append(pages.mapInArrow(_task(duplicates.restore_candidates, V_DDL), V_DDL))
     rows = reduce(lambda a, b: a.unionByName(b), found).repartition("url")
     final = _task(duplicates.final_verdicts, FINAL_DDL)
-    return rows.mapInArrow(final, FINAL_DDL).toArrow()
+    found = rows.mapInArrow(final, FINAL_DDL).toArrow()
+    if wanted is not None:
+        wanted.destroy()
+    return found
 
 
 def wanted_keys(pages, conf: dict):
@@ -122,7 +126,7 @@ def _rule_task(rule, schema, batches):
 
 def _probe_task(conf: dict, wanted, schema, batches):
     """Arrow task: a page row for each of its keys (``probe_keys``), with the key; only
-    the keys of ``wanted`` (a sorted array; None: all)."""
+    the keys of ``wanted`` (a broadcast sorted array; None: all)."""
     import numpy as np
     import pyarrow as pa
 
@@ -130,7 +134,7 @@ def _probe_task(conf: dict, wanted, schema, batches):
         pages = pa.Table.from_batches([batch])
         k, wants, offers, index = probe_keys(pages, conf)
         if wanted is not None:
-            kept = np.isin(k, wanted, assume_unique=False)
+            kept = np.isin(k, wanted.value)
             k, wants, offers, index = k[kept], wants[kept], offers[kept], index[kept]
         rows = pages.take(index)
         for name, values in (("k", k), ("wants", wants), ("offers", offers)):

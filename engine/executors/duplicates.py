@@ -64,27 +64,47 @@ def spark_verdicts(pages, conf: dict, narrow: bool):
     spark = pages.sparkSession
     wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf)) if narrow else None
     probes = pages.mapInArrow(partial(_probe_task, conf, wanted, _schema(PROBE_DDL)), PROBE_DDL)
+    if narrow:  # few rows, read twice (the canonicals named, the content rule): kept
+        probes = probes.localCheckpoint(eager=True)
     found = []
     if conf["dedup.canonical"]:
-        rows = pages.mapInArrow(_task(duplicates.canonical_rows, ROW_DDL), ROW_DDL)
-        if narrow:
-            named = probes.select(F.col("url").alias("k")).union(probes.select("canonical"))
-            rows = rows.join(F.broadcast(named.distinct()), "k", "left_semi")
-        canonical = rows.repartition("k").mapInArrow(
-            _task(duplicates.canonical_verdicts, CANONICAL_DDL), CANONICAL_DDL
-        )
-        canonical = canonical.localCheckpoint(eager=True)  # read twice
+        canonical = _canonical(pages, probes if narrow else None)
         probes = probes.join(F.broadcast(canonical.select("url")), "url", "left_anti")
         found.append(canonical.mapInArrow(_task(duplicates.canonical_found, V_DDL), V_DDL))
-    content = partial(_content_task, conf, _schema(V_DDL))
-    found.append(probes.repartition("k").mapInArrow(content, V_DDL))
-    found.append(pages.mapInArrow(_task(duplicates.restore_candidates, V_DDL), V_DDL))
+    # A key of one row gives no verdict: only keys shared are shuffled with their pages.
+    shared = probes.groupBy("k").count().where(F.col("count") > 1).select("k")
+    probes = probes.join(shared, "k", "left_semi").repartition("k")
+    found.append(probes.mapInArrow(partial(_content_task, conf, _schema(V_DDL)), V_DDL))
+    # Restore candidates are of the round: the other pages stay out of the task.
+    restore = _task(duplicates.restore_candidates, V_DDL)
+    found.append(pages.where(F.col("fresh")).mapInArrow(restore, V_DDL))
     rows = reduce(lambda a, b: a.unionByName(b), found).repartition("url")
     final = _task(duplicates.final_verdicts, FINAL_DDL)
     found = rows.mapInArrow(final, FINAL_DDL).toArrow()
     if wanted is not None:
         wanted.destroy()
     return found
+
+
+def _canonical(pages, probes):
+    """The canonical verdicts (``CANONICAL_DDL``) of the pages, checkpointed; with
+    ``probes`` (narrowed), only those naming or named by a page met (the rows keyed by
+    such a URL are whole: the page of that URL, and those naming it)."""
+    from pyspark.sql import functions as F
+
+    pages = pages.select("url", "canonical", "status", "duplicate_of", "fresh")
+    if probes is not None:
+        named = probes.select(F.col("url").alias("k")).union(probes.select("canonical"))
+        named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
+        by_url = pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi")
+        naming = named.withColumnRenamed("k", "canonical")
+        pages = by_url.unionByName(pages.join(naming, "canonical", "left_semi"))
+    rows = pages.mapInArrow(_task(duplicates.canonical_rows, ROW_DDL), ROW_DDL)
+    if probes is not None:
+        rows = rows.join(named, "k", "left_semi").distinct()
+    verdicts = _task(duplicates.canonical_verdicts, CANONICAL_DDL)
+    canonical = rows.repartition("k").mapInArrow(verdicts, CANONICAL_DDL)
+    return canonical.localCheckpoint(eager=True)  # read twice
 
 
 def wanted_keys(pages, conf: dict):
@@ -127,19 +147,29 @@ def _rule_task(rule, schema, batches):
 def _probe_task(conf: dict, wanted, schema, batches):
     """Arrow task: a page row for each of its keys (``probe_keys``), with the key; only
     the keys of ``wanted`` (a broadcast sorted array; None: all)."""
-    import numpy as np
     import pyarrow as pa
 
     for batch in batches:
         pages = pa.Table.from_batches([batch])
         k, wants, offers, index = probe_keys(pages, conf)
         if wanted is not None:
-            kept = np.isin(k, wanted.value)
+            kept = _members(k, wanted.value)
             k, wants, offers, index = k[kept], wants[kept], offers[kept], index[kept]
         rows = pages.take(index)
         for name, values in (("k", k), ("wants", wants), ("offers", offers)):
             rows = rows.append_column(name, pa.array(values))
         yield from rows.cast(schema).to_batches()
+
+
+def _members(values, sorted_set):
+    """Whether each of ``values`` is in ``sorted_set`` (a sorted numpy array): a binary
+    search each, the set sorted once (``np.isin`` sorts it again every call)."""
+    import numpy as np
+
+    if not len(sorted_set):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
+    return sorted_set[at] == values
 
 
 def _wanted_task(conf: dict, batches):

@@ -314,7 +314,7 @@ def final_verdicts(rows):
     ordered = rows.sort_by(
         [(c, "ascending") for c in ("url", "p", "s", "n", "t")] + [("duplicate_of", "ascending")]
     )
-    chosen = ordered.filter(_first_of_each(ordered.column("url").combine_chunks()))
+    chosen = ordered.filter(first_of_each(ordered.column("url").combine_chunks()))
     restored = pc.equal(chosen.column("kind"), "restored")
     status = pc.if_else(restored, st.FETCHED, st.DUPLICATE)
     target = chosen.column("duplicate_of")
@@ -328,7 +328,7 @@ def final_verdicts(rows):
     )
 
 
-def _first_of_each(sorted_values):
+def first_of_each(sorted_values):
     """Whether each value of a sorted array is the first of its equals."""
     import numpy as np
     import pyarrow.compute as pc

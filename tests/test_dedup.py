@@ -134,9 +134,10 @@ def test_the_rounds_pass_on_its_own_marks_what_updatedb_would(spark, web, tmp_pa
 
 
 def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, deduped):
-    """Above ``db.driver.urls`` and ``crawl.dedup.driver.urls`` crawl runs the round's
-    rules by Spark's tasks (``engine.executors.duplicates.spark_verdicts``) instead of in
-    the driver: the same verdicts."""
+    """Above ``db.driver.urls``, ``crawl.dedup.driver.urls`` and
+    ``crawl.dedup.driver.round`` crawl runs the round's rules by Spark's tasks
+    (``engine.executors.duplicates.spark_verdicts``) instead of in the driver: the same
+    verdicts."""
     _, marked, base0, base1 = deduped
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(
@@ -148,6 +149,7 @@ def test_the_spark_way_of_the_rounds_pass_marks_the_same(spark, web, tmp_path, d
         "https://trawl.invalid/test-dedup-spark-way",
         "db.max.depth=0",
         "crawl.dedup.driver.urls=0",
+        "crawl.dedup.driver.round=0",
         "db.driver.urls=0",  # updatedb by Spark, its pass inside
     )
     assert crawl.main(["--seeds", str(seeds), "--rounds", "1", "--data", str(data), *conf]) == 0

@@ -47,12 +47,42 @@ def page_frame(frame, fresh):
 
 def verdicts(pages, conf: dict, in_driver: bool, narrow: bool):
     """The verdicts (``FINAL_DDL``, an Arrow table) of ``pages`` (a frame of
-    ``page_frame``): found in the driver over the pages collected, or by Spark's tasks;
-    ``narrow``: the key rows no page of the round wants are left out before the shuffle
-    (a round's pass on a large crawldb)."""
+    ``page_frame``): in the driver over all the pages collected (``in_driver``); else,
+    for a round (``narrow``) of up to ``crawl.dedup.driver.round`` pages, in the driver
+    over the pages its verdicts depend on (``met_pages``); else by Spark's tasks, the
+    key rows no page of the round wants left out before the shuffle when ``narrow``."""
     if in_driver:
         return duplicates.round_verdicts(pages.toArrow(), conf)
+    if narrow and pages.where(pages.fresh).count() <= conf["crawl.dedup.driver.round"]:
+        return duplicates.round_verdicts(met_pages(pages, conf), conf)
     return spark_verdicts(pages, conf, narrow)
+
+
+def met_pages(pages, conf: dict):
+    """The pages (an Arrow table of ``PAGE_DDL``) the round's verdicts depend on: those
+    holding a key the round's pages want (the round's among them: every key group such
+    a key makes is whole), and those naming or named by one of them (every canonical
+    group a page met is in is whole). The rules over them give the whole crawldb's
+    verdicts; found by two scans of the pages in Spark's tasks, then collected."""
+    import pyarrow.compute as pc
+    from pyspark.sql import functions as F
+
+    spark = pages.sparkSession
+    wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf))
+    met = pages.mapInArrow(partial(_met_task, conf, wanted), pages.schema)
+    met = met.localCheckpoint(eager=True)  # read twice: collected, and its URLs
+    wanted.destroy()
+    found = [met]
+    if conf["dedup.canonical"]:
+        named = met.select(F.col("url").alias("k")).union(met.select("canonical"))
+        named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
+        found.append(pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi"))
+        naming = named.withColumnRenamed("k", "canonical")
+        found.append(pages.join(naming, "canonical", "left_semi"))
+    table = reduce(lambda a, b: a.unionByName(b), found).toArrow()
+    urls = table.column("url").combine_chunks()
+    order = pc.sort_indices(urls)
+    return table.take(order).filter(duplicates.first_of_each(urls.take(order)))
 
 
 def spark_verdicts(pages, conf: dict, narrow: bool):
@@ -170,6 +200,17 @@ def _members(values, sorted_set):
         return np.zeros(len(values), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
     return sorted_set[at] == values
+
+
+def _met_task(conf: dict, wanted, batches):
+    """Arrow task: the pages holding a key of ``wanted`` (a broadcast sorted array)."""
+    import numpy as np
+    import pyarrow as pa
+
+    for batch in batches:
+        pages = pa.Table.from_batches([batch])
+        k, _, _, index = probe_keys(pages, conf)
+        yield from pages.take(np.unique(index[_members(k, wanted.value)])).to_batches()
 
 
 def _wanted_task(conf: dict, batches):

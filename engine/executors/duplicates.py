@@ -42,7 +42,7 @@ def page_frame(frame, fresh):
     if dict(frame.dtypes)["last_fetch_time"] == "timestamp":
         millis = F.unix_millis("last_fetch_time")
     columns = [millis.alias(c) if c == "last_fetch_time" else F.col(c) for c in PAGE_COLUMNS]
-    return frame.select(*columns, fresh.alias("fresh"))
+    return frame.select(*columns, F.coalesce(fresh, F.lit(False)).alias("fresh"))
 
 
 def verdicts(pages, conf: dict, in_driver: bool, narrow: bool):

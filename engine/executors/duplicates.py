@@ -65,21 +65,16 @@ def met_pages(pages, conf: dict):
     group a page met is in is whole). The rules over them give the whole crawldb's
     verdicts; found by two scans of the pages in Spark's tasks, then collected."""
     import pyarrow.compute as pc
-    from pyspark.sql import functions as F
 
     spark = pages.sparkSession
     wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf))
     met = pages.mapInArrow(partial(_met_task, conf, wanted), pages.schema)
     met = met.localCheckpoint(eager=True)  # read twice: collected, and its URLs
     wanted.destroy()
-    found = [met]
+    found = met
     if conf["dedup.canonical"]:
-        named = met.select(F.col("url").alias("k")).union(met.select("canonical"))
-        named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
-        found.append(pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi"))
-        naming = named.withColumnRenamed("k", "canonical")
-        found.append(pages.join(naming, "canonical", "left_semi"))
-    table = reduce(lambda a, b: a.unionByName(b), found).toArrow()
+        found = found.unionByName(canonical_groups(pages, met)[1])
+    table = found.toArrow()
     urls = table.column("url").combine_chunks()
     order = pc.sort_indices(urls)
     return table.take(order).filter(duplicates.first_of_each(urls.take(order)))
@@ -120,21 +115,29 @@ def _canonical(pages, probes):
     """The canonical verdicts (``CANONICAL_DDL``) of the pages, checkpointed; with
     ``probes`` (narrowed), only those naming or named by a page met (the rows keyed by
     such a URL are whole: the page of that URL, and those naming it)."""
-    from pyspark.sql import functions as F
 
     pages = pages.select("url", "canonical", "status", "duplicate_of", "fresh")
     if probes is not None:
-        named = probes.select(F.col("url").alias("k")).union(probes.select("canonical"))
-        named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
-        by_url = pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi")
-        naming = named.withColumnRenamed("k", "canonical")
-        pages = by_url.unionByName(pages.join(naming, "canonical", "left_semi"))
+        named, pages = canonical_groups(pages, probes)
     rows = pages.mapInArrow(_task(duplicates.canonical_rows, ROW_DDL), ROW_DDL)
     if probes is not None:
         rows = rows.join(named, "k", "left_semi").distinct()
     verdicts = _task(duplicates.canonical_verdicts, CANONICAL_DDL)
     canonical = rows.repartition("k").mapInArrow(verdicts, CANONICAL_DDL)
     return canonical.localCheckpoint(eager=True)  # read twice
+
+
+def canonical_groups(pages, met):
+    """``(named, pages)``: the URLs the pages ``met`` have or name as canonical (a
+    broadcast frame of ``k``), and the pages of ``pages`` having or naming one of them:
+    every canonical group a page met is in, whole."""
+    from pyspark.sql import functions as F
+
+    named = met.select(F.col("url").alias("k")).union(met.select("canonical"))
+    named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
+    by_url = pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi")
+    naming = named.withColumnRenamed("k", "canonical")
+    return named, by_url.unionByName(pages.join(naming, "canonical", "left_semi"))
 
 
 def wanted_keys(pages, conf: dict):

@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 from deltalake import DeltaTable
 
-from crawldb.linkdb import inlink_rows
+from crawldb.linkdb import inlink_rows, linkdb_schema, merged, round_rows
 from lib import vocabulary as st
 from lib.config import load_config
 
@@ -50,6 +50,40 @@ def test_a_round_s_pages_give_one_inlink_row_a_source_and_target():
     external = load_config(overrides=["linkdb.ignore.internal.host=true"]).as_dict()
     kept = {(r["url"], r["from_url"]) for r in inlink_rows(table, external).to_pylist()}
     assert kept == {("http://a.test/p", "http://b.test/x"), ("http://b.test/x", "http://a.test/")}
+
+
+def links(*rows) -> pa.Table:
+    names = ("url", "from_url", "from_host", "anchor")
+    return pa.Table.from_pylist([dict(zip(names, row, strict=True)) for row in rows])
+
+
+def test_a_link_seen_again_keeps_its_first_sighting_and_takes_the_round_s_anchor():
+    old = round_rows(
+        links(
+            ("u1", "p1", "a.test", "one"), ("u1", "p2", "a.test", "two"), ("u2", "p1", "a.test", "")
+        ),
+        "s1",
+        1_000_000,
+    )
+    new = round_rows(
+        links(
+            ("u1", "p1", "b.test", "ONE"),  # seen again
+            ("u3", "p1", "a.test", "three"),  # new
+            ("u3", "p1", "a.test", "again"),  # the same key twice: its first row counts
+        ),
+        "s2",
+        2_000_000,
+    )
+    rows = {(r["url"], r["from_url"]): r for r in merged(old, new).to_pylist()}
+    assert sorted(rows) == [("u1", "p1"), ("u1", "p2"), ("u2", "p1"), ("u3", "p1")]
+    again = rows[("u1", "p1")]
+    assert (again["from_host"], again["anchor"]) == ("b.test", "ONE")
+    assert (again["first_segment"], again["last_segment"]) == ("s1", "s2")
+    assert again["first_seen"].timestamp() == 1 and again["last_seen"].timestamp() == 2
+    assert rows[("u1", "p2")] == old.to_pylist()[1]  # untouched rows stay as they were
+    assert (rows[("u3", "p1")]["anchor"], rows[("u3", "p1")]["first_segment"]) == ("three", "s2")
+    assert merged(linkdb_schema().empty_table(), new).num_rows == 2
+    assert merged(old, linkdb_schema().empty_table()).to_pylist() == old.to_pylist()
 
 
 @pytest.mark.spark

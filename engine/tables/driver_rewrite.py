@@ -13,10 +13,11 @@ import uuid
 from crawldb.schema import CRAWLDB
 from engine.runtime.layout import DataDir
 from engine.tables import task_files
+from engine.tables.delta_files import is_delta_table
 from engine.tables.driver_tables import as_millis
-from engine.tables.file_rewrite import add_actions, commit_rewrite
+from engine.tables.file_rewrite import commit_rewrite, create_from_files
 from lib.parquet_file import write_parquet
-from lib.storage import basename
+from lib.storage import Storage, basename
 
 FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"]
 
@@ -24,36 +25,62 @@ FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"
 def create_crawldb(spark, data: DataDir, rows: list[dict], message: str) -> None:
     """Write ``rows`` (full crawldb rows, times in ms) as the first version of a new
     crawldb, one file in one commit labelled ``message``; fails if one is there."""
-    from deltalake import Schema
-    from deltalake.transaction import CommitProperties, create_table_with_add_actions
-
     schema = task_files.stored_schema(CRAWLDB)
     state = task_files.stored_table(rows, schema).sort_by("url")
-    run, files = write_state(spark, data, state, schema)
-    create_table_with_add_actions(
-        data.crawldb,
-        Schema.from_arrow(schema),
-        add_actions(files),
-        mode="error",
-        commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
-    )
-    task_files.remove_uncommitted(data.storage, data.crawldb, run, {f["file"] for f in files})
+    create_with_state(spark, data.storage, data.crawldb, state, schema, message)
 
 
-def write_state(spark, data: DataDir, state, schema) -> tuple[str, list[dict]]:
-    """``state`` written as one new file of the crawldb: the run's id and the file's
-    row (``task_files.FILE_DDL``, with the bounds of its URLs as figures)."""
+def create_with_state(spark, storage: Storage, path: str, state, schema, message: str) -> None:
+    """Write the Arrow table ``state`` (``schema``: the table's columns as stored) as
+    the first version of a new table at ``path``, one file in one commit labelled
+    ``message``; fails if one is there."""
+    run, files = write_state(spark, storage, path, state, schema)
+    create_from_files(storage, path, run, files, schema, message)
+
+
+def merge_in_driver(
+    spark, storage: Storage, path: str, rows, keys: list[str], merge, message: str
+) -> None:
+    """Merge the Arrow table ``rows`` into the Delta table at ``path`` (created when
+    there is none) in one commit labelled ``message``, as ``file_rewrite.merge_by_tasks``
+    does by Spark's tasks: the files holding one of their ``keys`` read, ``merge(old,
+    new)`` (an Arrow rule) of their rows and ``rows`` written as one file in their place."""
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    if not is_delta_table(path):
+        schema = rows.schema
+        create_with_state(spark, storage, path, merge(schema.empty_table(), rows), schema, message)
+        return
+    table = DeltaTable(path)
+    schema = pa.schema(table.schema().to_arrow())
+    dataset = table.to_pyarrow_dataset()
+    wanted = rows.select(keys)
+    touched, old = [], []
+    for fragment in dataset.get_fragments():
+        stored = fragment.to_table(schema=dataset.schema).cast(schema)
+        if stored.select(keys).join(wanted, keys, join_type="left semi").num_rows:
+            touched.append(basename(fragment.path))
+            old.append(stored)
+    state = merge(pa.concat_tables(old) if old else schema.empty_table(), rows).cast(schema)
+    written = write_state(spark, storage, path, state, schema)
+    commit_rewrite(storage, path, table, touched, written, message)
+
+
+def write_state(spark, storage: Storage, path: str, state, schema) -> tuple[str, list[dict]]:
+    """``state`` written as one new file of the table at ``path``: the run's id and the
+    file's row (``task_files.FILE_DDL``, with the bounds of its URLs as figures)."""
     import pyarrow.compute as pc
 
     run = uuid.uuid4().hex[:12]
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    path = task_files.task_file(data.crawldb, run, 0, 0, compression)
+    file = task_files.task_file(path, run, 0, 0, compression)
     batches = state.to_batches()
-    rows, size = write_parquet(data.storage, path, batches, schema, compression)
+    rows, size = write_parquet(storage, file, batches, schema, compression)
     bounds = pc.min_max(state.column("url"))
     figures = {"url_min": bounds["min"].as_py(), "url_max": bounds["max"].as_py()}
-    file = {"file": basename(path), "bytes": size, "rows": rows}
-    return run, [file | {"figures": json.dumps(figures)}]
+    written = {"file": basename(file), "bytes": size, "rows": rows}
+    return run, [written | {"figures": json.dumps(figures)}]
 
 
 class CrawldbFiles:
@@ -88,7 +115,9 @@ class CrawldbFiles:
                 touched.append(name)
                 kept.append(stored.filter(pc.invert(hit)))
         state = pa.concat_tables([*kept, task_files.stored_table(changed, self.schema)])
-        written = write_state(spark, self.data, state.sort_by("url"), self.schema)
+        written = write_state(
+            spark, self.data.storage, self.data.crawldb, state.sort_by("url"), self.schema
+        )
         commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
 
     def state_rows(self, changed: list[dict]):

@@ -21,10 +21,11 @@ import uuid
 from functools import partial
 
 from engine.tables import task_files
-from engine.tables.delta_files import plain_files, read_files
+from engine.tables.delta_files import is_delta_table, plain_files, read_files
 from lib.storage import Storage, basename
 
 FILE_COLUMN = "_trawl_file"
+NEW_COLUMN = "_trawl_new"  # which side of a merge a row is on: the round's (true) or the table's
 
 
 def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
@@ -32,32 +33,104 @@ def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
     ``message``; False (and nothing done) when the table must be merged by Spark."""
     import pyarrow as pa
     from deltalake import DeltaTable
-    from pyspark.sql import functions as F
 
     table = DeltaTable(path)
     if not plain_files(table):
         return False
-    current = read_files(spark, table).withColumn(
-        FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1)
-    )
-    keys = rows.select("url")
-    holding = current.join(keys, "url", "left_semi").select(FILE_COLUMN).distinct()
-    touched = [row[0] for row in holding.collect()]
-    kept = current.where(F.col(FILE_COLUMN).isin(touched)).join(keys, "url", "left_anti")
-    kept = kept.drop(FILE_COLUMN)
+    touched, current = holding_files(spark, table, rows, ["url"])
+    kept = current.join(rows.select("url"), "url", "left_anti")
     state = kept.unionByName(rows.select(*kept.columns))
     files = write_files(spark, path, storage, state, pa.schema(table.schema().to_arrow()))
     commit_rewrite(storage, path, table, touched, files, message)
     return True
 
 
+def holding_files(spark, table, rows, keys: list[str]):
+    """The names of the delta-rs ``table``'s files that hold one of the ``keys`` of
+    ``rows`` (a DataFrame), and those files' rows (a DataFrame)."""
+    from pyspark.sql import functions as F
+
+    current = read_files(spark, table).withColumn(
+        FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1)
+    )
+    holding = current.join(rows.select(*keys), keys, "left_semi").select(FILE_COLUMN).distinct()
+    touched = [row[0] for row in holding.collect()]
+    return touched, current.where(F.col(FILE_COLUMN).isin(touched)).drop(FILE_COLUMN)
+
+
+def merge_by_tasks(
+    spark, path: str, storage: Storage, rows, keys: list[str], merge, schema, message: str
+) -> int:
+    """Merge ``rows`` (a DataFrame of the table's rows) into the Delta table at ``path``
+    (created when there is none; Arrow ``schema``: its columns as stored) in one commit
+    labelled ``message``: the files holding one of their ``keys`` are written again,
+    each task applying ``merge(old, new)`` (an Arrow rule over the old and new rows of
+    the keys it holds) and writing its own file. Returns the rows ``rows`` gave."""
+    from deltalake import DeltaTable
+    from pyspark.sql import functions as F
+
+    fresh = not is_delta_table(path)
+    table = None if fresh else DeltaTable(path)
+    sided = rows.withColumn(NEW_COLUMN, F.lit(True))
+    touched = []
+    if not fresh:
+        touched, old = holding_files(spark, table, rows, keys)
+        sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
+    run = uuid.uuid4().hex[:12]
+    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    task = partial(_merge_task, storage, path, run, schema, compression, merge)
+    files = [
+        row.asDict()
+        for row in sided.repartition(*keys).mapInArrow(task, task_files.FILE_DDL).collect()
+    ]
+    if fresh:
+        create_from_files(storage, path, run, files, schema, message)
+    else:
+        commit_rewrite(storage, path, table, touched, (run, files), message)
+    return sum(json.loads(file["figures"])["new"] for file in files)
+
+
+def _merge_task(storage: Storage, path: str, run: str, schema, compression: str, merge, batches):
+    """Task side of ``merge_by_tasks``: this task's old and new rows merged, to one new
+    file of the table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark import TaskContext
+
+    found = list(batches)
+    if not found:
+        return
+    rows = pa.Table.from_batches(found)
+    new = rows.column(NEW_COLUMN)
+    rows = rows.drop_columns([NEW_COLUMN])
+    state = merge(rows.filter(pc.invert(new)), rows.filter(new)).cast(schema)
+    context = TaskContext.get()
+    file = task_files.task_file(
+        path, run, context.partitionId(), context.attemptNumber(), compression
+    )
+    bounds = UrlBounds()
+    bounds.of(state)
+    figures = {**bounds.figures(), "new": pc.sum(new.cast(pa.int64())).as_py() or 0}
+    yield from task_files.write_task_file(
+        storage, file, state.to_batches(), schema, compression, lambda: figures
+    )
+
+
 def create_with_rows(spark, path: str, storage: Storage, rows, schema, message: str) -> None:
     """Write ``rows`` as the first version of a new table at ``path`` (Arrow ``schema``:
     its columns as stored), in one commit labelled ``message``; fails if one is there."""
+    run, files = write_files(spark, path, storage, rows, schema)
+    create_from_files(storage, path, run, files, schema, message)
+
+
+def create_from_files(
+    storage: Storage, path: str, run: str, files: list[dict], schema, message: str
+) -> None:
+    """Commit the ``files`` (``task_files.FILE_DDL`` rows) run ``run`` wrote as the first
+    version of a new table at ``path``, then delete the run's files not committed."""
     from deltalake import Schema
     from deltalake.transaction import CommitProperties, create_table_with_add_actions
 
-    run, files = write_files(spark, path, storage, rows, schema)
     kept = [file for file in files if file["rows"]]
     create_table_with_add_actions(
         path,

@@ -279,6 +279,19 @@ def touched_row(conf: dict, segment: str, stamp: int, normalizer, touched: dict)
     )
 
 
+def changed_batch(conf: dict, segment: str, stamp: int, normalizer, touched: list[dict], schema):
+    """``touched_row`` of each URL of ``touched``: the changed rows as one Arrow record
+    batch of ``schema`` (the crawldb's, times in epoch ms), or None when none changed."""
+    import pyarrow as pa
+
+    rows = [
+        row
+        for one in touched
+        if (row := touched_row(conf, segment, stamp, normalizer, one)) is not None
+    ]
+    return pa.RecordBatch.from_pylist(rows, schema=schema) if rows else None
+
+
 def with_next_fetch_time(row: Row) -> Row:
     """The row with ``next_fetch_time``, the name that says what ``fetch_time`` is (the
     next due time, Nutch's meaning), set to it."""

@@ -64,13 +64,13 @@ def statuses_of(crawldb, urls: list[str]) -> dict[str, str]:
     return dict(zip(held.column("url").to_pylist(), held.column("status").to_pylist(), strict=True))
 
 
-def admitted(conf: dict, found, known) -> tuple[list[dict], dict[str, int]]:
+def admitted(conf: dict, found, known) -> tuple:
     """The links (``found_links``') kept by admission (``crawldb.admission``; ``known``:
-    an Arrow table of the crawldb's url, dedup_key and host) and the refused counts by
-    reason."""
+    an Arrow table of the crawldb's url, dedup_key and host), an Arrow table, and the
+    refused counts by reason."""
     import pyarrow.compute as pc
 
     decided = admission.admit(found, known, conf)
     reasons = decided.column("reason")
-    kept = decided.filter(pc.is_null(reasons)).drop_columns(["reason"]).to_pylist()
+    kept = decided.filter(pc.is_null(reasons)).drop_columns(["reason"])
     return kept, admission.counts(reasons)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from crawldb import duplicates, soft404
 from crawldb.duplicate_keys import PAGE_COLUMNS
-from crawldb.merge import touched_row
+from crawldb.merge import changed_batch
 from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates
 from engine.executors.driver_links import admitted, found_links
@@ -25,15 +25,18 @@ from engine.executors.freshness import PAGE_STATUSES, freshness_of
 from engine.executors.hostdb import driver_changes
 from engine.executors.round_dedup import summary_of
 from engine.runtime.layout import DataDir, Segment
+from engine.tables import arrow
 from engine.tables.delta_files import delta_columns, table_rows
 from engine.tables.driver_rewrite import CrawldbFiles
-from engine.tables.driver_tables import is_plain, python_rows, rows_by_url
-from lib import vocabulary as st
+from engine.tables.driver_tables import is_plain, python_rows
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
 from lib.vocabulary import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
 
 FINGERPRINTS = ("content_hash", "simhash", "minhash", "title", "canonical")
+# Touched URLs merged at once: their rows are the only per-row Python objects the driver
+# makes from the crawldb, so a chunk bounds their memory, not the round's size.
+MERGE_CHUNK = 10_000
 
 
 def crawldb_in_driver(conf: dict, data: DataDir) -> bool:
@@ -66,22 +69,26 @@ def in_driver(conf: dict, data: DataDir, segment: Segment) -> bool:
 def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: bool):
     """Apply the segment to the crawldb in the driver: ``(summary, deduped, changes)``,
     as ``jobs.updatedb``'s Spark way gives them (``deduped``: None without ``dedup``)."""
+    import pyarrow.compute as pc
+
     files = CrawldbFiles(data)
     crawldb = files.rows
     pages, fetched = segment_pages(segment)
     found = found_links(conf, crawldb, fetched["parsed"], pages, segment_sitemaps(segment))
     links, refused = admitted(conf, found, crawldb.select(["url", "dedup_key", "host"]))
     changed = merged_rows(conf, segment.name, crawldb, fetched["pages"], links)
-    mark_soft_404(changed, soft_404_templates(spark, conf, data, segment), segment.name, conf)
+    templates = soft_404_templates(spark, conf, data, segment)
+    if templates and changed.num_rows:
+        changed = soft404.marked(changed, templates, segment.name, conf["dedup.simhash.distance"])
     deduped = None
     if dedup:
         watch = Stopwatch()
         changed, deduped = with_round_duplicates(conf, segment.name, crawldb, changed)
         deduped["seconds"] = round(watch.seconds, 1)
-    new = sum(1 for row in changed if row["fetch_count"] == 0 and row["segment"] is None)
-    summary = {"changed": len(changed), "new": new}
+    new = pc.and_(pc.equal(changed.column("fetch_count"), 0), pc.is_null(changed.column("segment")))
+    summary = {"changed": changed.num_rows, "new": pc.sum(new.cast("int64")).as_py() or 0}
     changes = driver_changes(crawldb, changed) if conf["hostdb.enabled"] else None
-    if changed:
+    if changed.num_rows:
         files.rewrite(spark, changed, f"trawl updatedb segment={segment.name}")
     summary["opted_out_removed"] = 0
     summary["freshness"] = freshness_of(files.state_rows(changed), now_ms())
@@ -114,66 +121,80 @@ def segment_sitemaps(segment: Segment) -> list[dict] | None:
     return python_rows(segment.table("sitemaps"), SITEMAPS)
 
 
-def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links: list[dict]):
-    """The changed crawldb rows: ``crawldb.merge.touched_row`` of every URL the round
-    fetched or kept a link to (``crawldb``: the crawldb as an Arrow table, times in ms)."""
-    by_link = {link["url"]: link for link in links}
-    urls = set(fetched) | set(by_link)
-    olds = rows_by_url(crawldb, urls)
-    normalizer, stamp = UrlNormalizer(conf), now_ms()
-    changed = []
-    for url in sorted(urls):
-        touched = {"url": url, "old": olds.get(url), "fetch": fetched.get(url)}
-        row = touched_row(conf, segment, stamp, normalizer, touched | {"links": by_link.get(url)})
-        if row is not None:
-            changed.append(row)
-    return changed
-
-
-def mark_soft_404(changed: list[dict], templates: dict, segment: str, conf: dict) -> None:
-    """Make gone the changed rows that look like their host's soft-404 page
-    (``crawldb.soft404.soft_404_hits``; ``templates``: ``soft_404_templates``')."""
+def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links):
+    """The changed crawldb rows (an Arrow table, times in ms): ``crawldb.merge``'s
+    ``changed_batch`` of every URL the round fetched or kept a link to (``crawldb``, the
+    crawldb, and ``links``, the links kept, Arrow tables), ``MERGE_CHUNK`` URLs at a time:
+    only one chunk's rows are Python objects at once."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    if not templates or not changed:
-        return
-    columns = {
-        "host": pa.string(),
-        "status": pa.string(),
-        "segment": pa.string(),
-        "content_hash": pa.string(),
-        "simhash": pa.int64(),
-    }
-    rows = pa.table(
-        {name: pa.array([row[name] for row in changed], kind) for name, kind in columns.items()}
-    )
-    hits = soft404.soft_404_hits(rows, templates, segment, conf["dedup.simhash.distance"])
-    for index in hits.nonzero()[0]:
-        changed[index].update(status=st.GONE, reason="soft_404")
+    _, schema = arrow.schemas(CRAWLDB)
+    linked = links.column("url").combine_chunks()
+    urls = pa.array(sorted(set(fetched) | set(linked.to_pylist())), pa.string())
+    old_at = pc.index_in(urls, value_set=crawldb.column("url").combine_chunks())
+    link_at = pc.index_in(urls, value_set=linked)
+    normalizer, stamp = UrlNormalizer(conf), now_ms()
+    batches = []
+    for start in range(0, len(urls), MERGE_CHUNK):
+        part = slice(start, start + MERGE_CHUNK)
+        chunk = urls[part].to_pylist()
+        olds, found = rows_at(crawldb, old_at[part]), rows_at(links, link_at[part])
+        touched = [
+            {"url": url, "old": old, "fetch": fetched.get(url), "links": link}
+            for url, old, link in zip(chunk, olds, found, strict=True)
+        ]
+        batch = changed_batch(conf, segment, stamp, normalizer, touched, schema)
+        if batch is not None:
+            batches.append(batch)
+    return pa.Table.from_batches(batches, schema)
 
 
-def with_round_duplicates(conf: dict, segment: str, crawldb, changed: list[dict]):
-    """``changed`` with the round's duplicate verdicts (``crawldb.duplicates``' rules
-    over every content page of the crawldb as the round leaves it), plus the earlier
-    rows they change; and the figures, as ``engine.executors.round_dedup`` gives them."""
+def rows_at(table, indices) -> list[dict | None]:
+    """The rows of the Arrow ``table`` at ``indices`` (an Arrow array), as dicts; None
+    where an index is null."""
+    import pyarrow.compute as pc
+
+    valid = pc.is_valid(indices)
+    taken = iter(table.take(indices.filter(valid)).to_pylist())
+    return [next(taken) if present else None for present in valid.to_pylist()]
+
+
+def with_round_duplicates(conf: dict, segment: str, crawldb, changed):
+    """``changed`` (an Arrow table) with the round's duplicate verdicts
+    (``crawldb.duplicates``' rules over every content page of the crawldb as the round
+    leaves it), plus the earlier rows they change; and the figures, as
+    ``engine.executors.round_dedup`` gives them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     found = duplicates.round_verdicts(pages_after(crawldb, changed, segment), conf)
-    by_url = {row["url"]: row for row in changed}
-    earlier = {}
-    for verdict in found.filter(found.column("changed")).to_pylist():
-        target = (verdict["status"], verdict["duplicate_of"])
-        if verdict["url"] in by_url:
-            by_url[verdict["url"]].update(status=target[0], duplicate_of=target[1])
-        else:
-            earlier[verdict["url"]] = target
-    for row in rows_by_url(crawldb, earlier).values():
-        row["status"], row["duplicate_of"] = earlier[row["url"]]
-        changed.append(row)
-    return changed, summary_of(found)
+    judged = found.filter(found.column("changed"))
+    now = pc.is_in(judged.column("url"), value_set=changed.column("url").combine_chunks())
+    earlier_urls = judged.filter(pc.invert(now)).column("url").combine_chunks()
+    earlier = crawldb.filter(pc.is_in(crawldb.column("url"), value_set=earlier_urls))
+    rows = pa.concat_tables([changed, earlier.select(changed.column_names).cast(changed.schema)])
+    return with_verdicts(rows, judged), summary_of(found)
 
 
-def pages_after(crawldb, changed: list[dict], segment: str):
-    """The rules' page table (``PAGE_DDL``) of the crawldb's content pages (an Arrow
-    table, times in ms) as they are once ``changed`` replaces their rows."""
+def with_verdicts(rows, verdicts):
+    """The Arrow table ``rows`` with the status and ``duplicate_of`` of ``verdicts``
+    (rows of ``FINAL_DDL``) for the URLs they judge."""
+    import pyarrow.compute as pc
+
+    at = pc.index_in(rows.column("url"), value_set=verdicts.column("url").combine_chunks())
+    judged = pc.is_valid(at)
+    for name in ("status", "duplicate_of"):
+        given = verdicts.column(name).combine_chunks().take(at)
+        column = pc.if_else(judged, given, rows.column(name))
+        rows = rows.set_column(rows.column_names.index(name), name, column)
+    return rows
+
+
+def pages_after(crawldb, changed, segment: str):
+    """The rules' page table (``PAGE_DDL``) of the crawldb's content pages (``crawldb``
+    and ``changed``: Arrow tables, times in ms) as they are once ``changed`` replaces
+    their rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -182,13 +203,11 @@ def pages_after(crawldb, changed: list[dict], segment: str):
         page = pc.is_in(rows.column("status"), value_set=statuses)
         return rows.filter(pc.and_(page, pc.is_valid(rows.column("content_hash"))))
 
-    urls = pa.array([row["url"] for row in changed], pa.string())
+    urls = changed.column("url").combine_chunks()
     kept = crawldb.filter(pc.invert(pc.is_in(crawldb.column("url"), value_set=urls)))
-    now = pa.Table.from_pylist([{c: row[c] for c in PAGE_COLUMNS} for row in changed])
     columns = list(PAGE_COLUMNS)
-    pages = pa.concat_tables(
-        [content(kept).select(columns), content(now.cast(kept.select(columns).schema))]
-    )
+    kept = content(kept).select(columns)
+    pages = pa.concat_tables([kept, content(changed).select(columns).cast(kept.schema)])
     fresh = pc.fill_null(pc.equal(pages.column("segment"), segment), False)
     return pages.append_column("fresh", fresh)
 

@@ -92,23 +92,20 @@ def _restored(commit: dict) -> int:
     return int(commit["operationParameters"]["version"])
 
 
-def driver_changes(crawldb, changed: list[dict]):
+def driver_changes(crawldb, changed):
     """The round's partial rows of URL counts, in the driver: ``changed`` (the rows
-    updatedb writes) against ``crawldb`` (the crawldb before, an Arrow table)."""
+    updatedb writes) against ``crawldb`` (the crawldb before); both Arrow tables."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    urls = pa.array([row["url"] for row in changed], pa.string())
-    before = crawldb.filter(pc.is_in(crawldb["url"], value_set=urls)).to_pylist()
-    known = {row["url"]: (row["host"], row["status"]) for row in before}
-    olds = [known.get(row["url"], (None, None)) for row in changed]
+    at = pc.index_in(changed.column("url"), value_set=crawldb.column("url").combine_chunks())
     columns = {
-        "host": [row["host"] for row in changed],
-        "status": [row["status"] for row in changed],
-        "old_host": [host for host, _ in olds],
-        "old_status": [status for _, status in olds],
+        "host": changed.column("host"),
+        "status": changed.column("status"),
+        "old_host": crawldb.column("host").combine_chunks().take(at),
+        "old_status": crawldb.column("status").combine_chunks().take(at),
     }
-    return status_changes(pa.table({k: pa.array(v, pa.string()) for k, v in columns.items()}))
+    return status_changes(pa.table({k: v.cast(pa.string()) for k, v in columns.items()}))
 
 
 def spark_changes(old, changed):

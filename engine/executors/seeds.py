@@ -17,6 +17,7 @@ from crawldb.injection import changed_row, earlier, is_error, is_seed, parsed_li
 from crawldb.schema import CRAWLDB
 from engine.executors import driver_update
 from engine.runtime.layout import DataDir
+from engine.tables import arrow
 from engine.tables.delta_files import is_delta_table
 from engine.tables.driver_rewrite import CrawldbFiles
 from engine.tables.driver_rewrite import create_crawldb as create_in_driver
@@ -73,7 +74,10 @@ def inject_in_driver(spark, conf: dict, data: DataDir, seeds_path: str, message:
         row for url, seed in rows.items() if (row := changed_row(known.get(url), seed, update))
     ]
     if changed:
-        files.rewrite(spark, changed, message)
+        import pyarrow as pa
+
+        _, schema = arrow.schemas(CRAWLDB)
+        files.rewrite(spark, pa.Table.from_pylist(changed, schema=schema), message)
     return len(rows), errors
 
 

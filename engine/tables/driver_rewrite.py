@@ -101,35 +101,33 @@ class CrawldbFiles:
         rows = pa.concat_tables(self.stored) if self.stored else self.schema.empty_table()
         self.rows = as_millis(rows, CRAWLDB)
 
-    def rewrite(self, spark, changed: list[dict], message: str) -> None:
+    def rewrite(self, spark, changed, message: str) -> None:
         """Replace the rows of the ``changed`` rows' URLs and add the new ones (full
-        crawldb rows, times in ms), in one commit labelled ``message``."""
+        crawldb rows, an Arrow table, times in ms), in one commit labelled ``message``."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        urls = pa.array(sorted(row["url"] for row in changed), pa.string())
+        urls = changed.column("url").combine_chunks()
         touched, kept = [], []
         for name, stored in zip(self.names, self.stored, strict=True):
             hit = pc.is_in(stored.column("url"), value_set=urls)
             if pc.any(hit).as_py():
                 touched.append(name)
                 kept.append(stored.filter(pc.invert(hit)))
-        state = pa.concat_tables([*kept, task_files.stored_table(changed, self.schema)])
+        state = pa.concat_tables([*kept, task_files.stored_of(changed, self.schema)])
         written = write_state(
             spark, self.data.storage, self.data.crawldb, state.sort_by("url"), self.schema
         )
         commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
 
-    def state_rows(self, changed: list[dict]):
+    def state_rows(self, changed):
         """(status, fetch_time, fetch_interval, last_fetch_time) of every row of the
-        crawldb once ``changed`` replaces its rows
+        crawldb once ``changed`` (an Arrow table) replaces its rows
         (``engine.executors.freshness.freshness_of``'s)."""
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        urls = pa.array(sorted(row["url"] for row in changed), pa.string())
+        urls = changed.column("url").combine_chunks()
         kept = self.rows.filter(pc.invert(pc.is_in(self.rows.column("url"), value_set=urls)))
-        columns = [kept.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
-        yield from zip(*columns, strict=True)
-        for row in changed:
-            yield tuple(row[name] for name in FRESHNESS_COLUMNS)
+        for rows in (kept, changed):
+            columns = [rows.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
+            yield from zip(*columns, strict=True)

@@ -71,6 +71,14 @@ def stored_table(rows: list[dict], schema):
     return pa.Table.from_batches([as_stored(batch, schema)], schema)
 
 
+def stored_of(rows, schema):
+    """The Arrow table ``rows`` (times in epoch ms) in the stored ``schema``."""
+    import pyarrow as pa
+
+    rows = rows.select(schema.names).cast(python_schema(schema))
+    return pa.Table.from_batches([as_stored(b, schema) for b in rows.to_batches()], schema)
+
+
 def stored_batches(rows: Iterable[dict], schema, size_column: str) -> Iterator:
     """Python rows (times in epoch ms) as record batches in the stored ``schema``, cut
     as ``engine.tables.arrow.record_batches`` cuts them (by rows, or by ``size_column``'s bytes)."""

@@ -361,3 +361,17 @@ def round_verdicts(pages, conf: dict):
     found.append(content_verdicts(probe_keys(by_content, conf), by_content, conf))
     found.append(restore_candidates(pages))
     return final_verdicts(pa.concat_tables(found))
+
+
+def with_verdicts(rows, verdicts):
+    """The Arrow table ``rows`` (crawldb rows) with the status and ``duplicate_of`` of
+    ``verdicts`` (rows of ``FINAL_DDL``) for the URLs they judge."""
+    import pyarrow.compute as pc
+
+    at = pc.index_in(rows.column("url"), value_set=verdicts.column("url").combine_chunks())
+    judged = pc.is_valid(at)
+    for name in ("status", "duplicate_of"):
+        given = verdicts.column(name).combine_chunks().take(at)
+        column = pc.if_else(judged, given, rows.column(name))
+        rows = rows.set_column(rows.column_names.index(name), name, column)
+    return rows

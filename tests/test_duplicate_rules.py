@@ -6,8 +6,9 @@ import random
 
 import pyarrow as pa
 
+from crawldb import duplicate_meetings
 from crawldb.duplicate_keys import PAGE_COLUMNS, keep_rank
-from crawldb.duplicates import round_verdicts
+from crawldb.duplicates import round_verdicts, with_verdicts
 from lib import vocabulary as st
 
 CONF = {"dedup.simhash.distance": 3, "dedup.minhash.threshold": 0.5, "dedup.canonical": True}
@@ -217,6 +218,29 @@ def random_pages(seed: int, count: int) -> dict:
     return pages
 
 
+def test_a_verdict_sets_the_status_and_target_of_the_row_it_judges_only():
+    rows = pa.Table.from_pylist(
+        [
+            {"url": "u1", "status": st.FETCHED, "duplicate_of": None, "score": 1.0},
+            {"url": "u2", "status": st.DUPLICATE, "duplicate_of": "u9", "score": 2.0},
+            {"url": "u3", "status": st.FETCHED, "duplicate_of": None, "score": 3.0},
+        ]
+    )
+    verdicts = pa.Table.from_pylist(
+        [
+            {"url": "u2", "status": st.FETCHED, "duplicate_of": None, "kind": "restored"},
+            {"url": "u1", "status": st.DUPLICATE, "duplicate_of": "u3", "kind": "exact"},
+            {"url": "u7", "status": st.DUPLICATE, "duplicate_of": "u3", "kind": "exact"},
+        ]
+    )
+    judged = with_verdicts(rows, verdicts).to_pylist()
+    assert [(r["url"], r["status"], r["duplicate_of"], r["score"]) for r in judged] == [
+        ("u1", st.DUPLICATE, "u3", 1.0),
+        ("u2", st.FETCHED, None, 2.0),
+        ("u3", st.FETCHED, None, 3.0),
+    ]
+
+
 def test_the_rules_find_what_comparing_every_pair_finds():
     confs = [
         {**CONF, "dedup.canonical": False},
@@ -232,6 +256,30 @@ def test_the_rules_find_what_comparing_every_pair_finds():
             assert len(expected) > 20, "the draw gives duplicates of every kind"
             rows = all_verdicts(*pages.values(), conf=conf, everything_fresh=everything)
             assert {r["url"]: r["duplicate_of"] for r in rows} == expected, (seed, everything)
+
+
+def test_the_pages_a_round_meets_give_the_verdicts_of_every_page(monkeypatch):
+    """``crawldb.duplicate_meetings``: the rules over the pages the round meets (read a
+    slice at a time) give the verdicts over every content page; a round of few pages
+    meets few of them. Pages name canonicals, some earlier ones marked duplicates."""
+    monkeypatch.setattr(duplicate_meetings, "SLICE_ROWS", 37)
+    for seed in range(4):
+        draw = random.Random(seed)
+        pages = list(random_pages(seed, 200).values())
+        urls = [p["url"] for p in pages]
+        for p in pages:
+            if draw.random() < 0.15:
+                p["canonical"] = draw.choice(urls)
+            if p["segment"] == EARLIER and draw.random() < 0.1:
+                p.update(status=st.DUPLICATE, duplicate_of=draw.choice(urls))
+            if draw.random() < 0.8:  # most of the crawldb is not of the round
+                p["segment"] = EARLIER
+        whole = table(pages)
+        met = duplicate_meetings.met_pages(whole, CONF, canonical=True)
+        assert met.num_rows < whole.num_rows, seed
+        assert len(set(met.column("url").to_pylist())) == met.num_rows
+        key = lambda rows: sorted(map(str, rows.to_pylist()))  # noqa: E731
+        assert key(round_verdicts(met, CONF)) == key(round_verdicts(whole, CONF)), seed
 
 
 def test_verdicts_split_by_key_fold_to_the_whole_tables():

@@ -15,6 +15,7 @@ tests/test_driver_rounds.py checks that both ways leave the same crawldb.
 
 from __future__ import annotations
 
+from crawldb import duplicate_meetings as meetings
 from crawldb import duplicates, soft404
 from crawldb.duplicate_keys import PAGE_COLUMNS
 from crawldb.merge import changed_batch
@@ -162,33 +163,21 @@ def rows_at(table, indices) -> list[dict | None]:
 
 def with_round_duplicates(conf: dict, segment: str, crawldb, changed):
     """``changed`` (an Arrow table) with the round's duplicate verdicts
-    (``crawldb.duplicates``' rules over every content page of the crawldb as the round
-    leaves it), plus the earlier rows they change; and the figures, as
-    ``engine.executors.round_dedup`` gives them."""
+    (``crawldb.duplicates``' rules over the content pages of the crawldb as the round
+    leaves it that the round meets, ``crawldb.duplicate_meetings``), plus the earlier
+    rows they change; and the figures, as ``engine.executors.round_dedup`` gives them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    found = duplicates.round_verdicts(pages_after(crawldb, changed, segment), conf)
+    pages = pages_after(crawldb, changed, segment)
+    met = meetings.met_pages(pages, conf, conf["dedup.canonical"])
+    found = duplicates.round_verdicts(met, conf)
     judged = found.filter(found.column("changed"))
     now = pc.is_in(judged.column("url"), value_set=changed.column("url").combine_chunks())
     earlier_urls = judged.filter(pc.invert(now)).column("url").combine_chunks()
     earlier = crawldb.filter(pc.is_in(crawldb.column("url"), value_set=earlier_urls))
     rows = pa.concat_tables([changed, earlier.select(changed.column_names).cast(changed.schema)])
-    return with_verdicts(rows, judged), summary_of(found)
-
-
-def with_verdicts(rows, verdicts):
-    """The Arrow table ``rows`` with the status and ``duplicate_of`` of ``verdicts``
-    (rows of ``FINAL_DDL``) for the URLs they judge."""
-    import pyarrow.compute as pc
-
-    at = pc.index_in(rows.column("url"), value_set=verdicts.column("url").combine_chunks())
-    judged = pc.is_valid(at)
-    for name in ("status", "duplicate_of"):
-        given = verdicts.column(name).combine_chunks().take(at)
-        column = pc.if_else(judged, given, rows.column(name))
-        rows = rows.set_column(rows.column_names.index(name), name, column)
-    return rows
+    return duplicates.with_verdicts(rows, judged), summary_of(found)
 
 
 def pages_after(crawldb, changed, segment: str):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import partial, reduce
 
+from crawldb import duplicate_meetings as meetings
 from crawldb import duplicates
 from crawldb.duplicate_keys import KEY_DDL, PAGE_COLUMNS, PAGE_DDL, probe_keys
 from engine.tables.arrow import ddl_schemas
@@ -59,25 +60,24 @@ def verdicts(pages, conf: dict, in_driver: bool, narrow: bool):
 
 
 def met_pages(pages, conf: dict):
-    """The pages (an Arrow table of ``PAGE_DDL``) the round's verdicts depend on: those
-    holding a key the round's pages want (the round's among them: every key group such
-    a key makes is whole), and those naming or named by one of them (every canonical
-    group a page met is in is whole). The rules over them give the whole crawldb's
-    verdicts; found by two scans of the pages in Spark's tasks, then collected."""
+    """The pages (an Arrow table of ``PAGE_DDL``) the round's verdicts depend on
+    (``crawldb.duplicate_meetings``), found by Spark's tasks and collected: those holding
+    a key the round wants, then, with ``dedup.canonical``, the canonical groups of
+    those; each once."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     spark = pages.sparkSession
     wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf))
-    met = pages.mapInArrow(partial(_met_task, conf, wanted), pages.schema)
-    met = met.localCheckpoint(eager=True)  # read twice: collected, and its URLs
+    met = pages.mapInArrow(partial(_met_task, conf, wanted), pages.schema).toArrow()
     wanted.destroy()
-    found = met
     if conf["dedup.canonical"]:
-        found = found.unionByName(canonical_groups(pages, met)[1])
-    table = found.toArrow()
-    urls = table.column("url").combine_chunks()
+        named, groups = canonical_groups(pages, met)
+        met = pa.concat_tables([met, groups.toArrow().cast(met.schema)])
+        named.destroy()
+    urls = met.column("url").combine_chunks()
     order = pc.sort_indices(urls)
-    return table.take(order).filter(duplicates.first_of_each(urls.take(order)))
+    return met.take(order).filter(duplicates.first_of_each(urls.take(order)))
 
 
 def spark_verdicts(pages, conf: dict, narrow: bool):
@@ -117,27 +117,28 @@ def _canonical(pages, probes):
     such a URL are whole: the page of that URL, and those naming it)."""
 
     pages = pages.select("url", "canonical", "status", "duplicate_of", "fresh")
+    named = None
     if probes is not None:
-        named, pages = canonical_groups(pages, probes)
+        named, pages = canonical_groups(
+            pages, probes.select("url", "canonical").distinct().toArrow()
+        )
     rows = pages.mapInArrow(_task(duplicates.canonical_rows, ROW_DDL), ROW_DDL)
-    if probes is not None:
-        rows = rows.join(named, "k", "left_semi").distinct()
+    if named is not None:
+        rows = rows.mapInArrow(partial(_named_task, named), ROW_DDL).distinct()
     verdicts = _task(duplicates.canonical_verdicts, CANONICAL_DDL)
     canonical = rows.repartition("k").mapInArrow(verdicts, CANONICAL_DDL)
-    return canonical.localCheckpoint(eager=True)  # read twice
+    canonical = canonical.localCheckpoint(eager=True)  # read twice
+    if named is not None:
+        named.destroy()
+    return canonical
 
 
 def canonical_groups(pages, met):
-    """``(named, pages)``: the URLs the pages ``met`` have or name as canonical (a
-    broadcast frame of ``k``), and the pages of ``pages`` having or naming one of them:
-    every canonical group a page met is in, whole."""
-    from pyspark.sql import functions as F
-
-    named = met.select(F.col("url").alias("k")).union(met.select("canonical"))
-    named = F.broadcast(named.where(F.col("k").isNotNull()).distinct())
-    by_url = pages.join(named.withColumnRenamed("k", "url"), "url", "left_semi")
-    naming = named.withColumnRenamed("k", "canonical")
-    return named, by_url.unionByName(pages.join(naming, "canonical", "left_semi"))
+    """``(named, groups)``: the URLs the pages ``met`` (an Arrow table) have or name as
+    canonical, broadcast, and the pages of ``pages`` in their canonical groups
+    (``crawldb.duplicate_meetings.in_canonical_groups``, by Spark's tasks)."""
+    named = pages.sparkSession.sparkContext.broadcast(meetings.named_urls(met))
+    return named, pages.mapInArrow(partial(_groups_task, named), pages.schema)
 
 
 def wanted_keys(pages, conf: dict):
@@ -186,7 +187,7 @@ def _probe_task(conf: dict, wanted, schema, batches):
         pages = pa.Table.from_batches([batch])
         k, wants, offers, index = probe_keys(pages, conf)
         if wanted is not None:
-            kept = _members(k, wanted.value)
+            kept = meetings.members(k, wanted.value)
             k, wants, offers, index = k[kept], wants[kept], offers[kept], index[kept]
         rows = pages.take(index)
         for name, values in (("k", k), ("wants", wants), ("offers", offers)):
@@ -194,36 +195,39 @@ def _probe_task(conf: dict, wanted, schema, batches):
         yield from rows.cast(schema).to_batches()
 
 
-def _members(values, sorted_set):
-    """Whether each of ``values`` is in ``sorted_set`` (a sorted numpy array): a binary
-    search each, the set sorted once (``np.isin`` sorts it again every call)."""
-    import numpy as np
-
-    if not len(sorted_set):
-        return np.zeros(len(values), dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_set, values), len(sorted_set) - 1)
-    return sorted_set[at] == values
-
-
 def _met_task(conf: dict, wanted, batches):
     """Arrow task: the pages holding a key of ``wanted`` (a broadcast sorted array)."""
-    import numpy as np
     import pyarrow as pa
 
     for batch in batches:
         pages = pa.Table.from_batches([batch])
-        k, _, _, index = probe_keys(pages, conf)
-        yield from pages.take(np.unique(index[_members(k, wanted.value)])).to_batches()
+        yield from meetings.holding_wanted(pages, conf, wanted.value).to_batches()
 
 
-def _wanted_task(conf: dict, batches):
-    """Arrow task: the keys the pages want (``k``)."""
-    import numpy as np
+def _groups_task(named, batches):
+    """Arrow task: the pages in the canonical groups of ``named`` (a broadcast array)."""
     import pyarrow as pa
 
     for batch in batches:
-        k, wants, _, _ = probe_keys(pa.Table.from_batches([batch]), conf)
-        yield pa.record_batch([pa.array(np.unique(k[wants]))], names=["k"])
+        pages = pa.Table.from_batches([batch])
+        yield from meetings.in_canonical_groups(pages, named.value).to_batches()
+
+
+def _named_task(named, batches):
+    """Arrow task: the canonical rows keyed by one of ``named`` (a broadcast array)."""
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        yield batch.filter(pc.is_in(batch.column("k"), value_set=named.value))
+
+
+def _wanted_task(conf: dict, batches):
+    """Arrow task: the keys the round's pages want (``k``)."""
+    import pyarrow as pa
+
+    for batch in batches:
+        keys = meetings.wanted_keys(pa.Table.from_batches([batch]), conf)
+        yield pa.record_batch([pa.array(keys)], names=["k"])
 
 
 def _content_task(conf: dict, schema, batches):

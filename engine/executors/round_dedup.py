@@ -12,14 +12,15 @@ between).
 
 from __future__ import annotations
 
+from functools import partial
+
+from crawldb import duplicates
 from crawldb.schema import CRAWLDB
 from engine.executors.duplicates import content_condition, content_pages, page_frame, verdicts
 from engine.runtime.layout import DEDUPED, Segment
 from engine.runtime.progress import progress
 from engine.tables.frames import with_timestamps
 from engine.tables.metrics import record
-
-STATUS, OF = "_verdict_status", "_verdict_of"
 
 
 def pages_after(old, changed, segment: str):
@@ -60,45 +61,31 @@ def summary_of(found) -> dict:
 
 def applied(old, changed, found):
     """``changed`` with the verdicts that change a page applied, plus the rows of
-    ``old`` they change, as stored; Spark joins only where a verdict changes a row."""
+    ``old`` they change, as stored, by ``crawldb.duplicates.with_verdicts`` in Spark's
+    tasks; the rows of ``old`` are found by joins against the few verdicts (the crawldb
+    is never shuffled) and checkpointed."""
     from pyspark.sql import functions as F
 
     found = found.filter(found.column("changed"))
     if not found.num_rows:
         return changed
-    table = found.select(["url", "status", "duplicate_of"]).rename_columns(["url", STATUS, OF])
     spark = changed.sparkSession
-    verdict_rows = spark.createDataFrame(table).localCheckpoint(eager=True)
-    judged = judged_rows(changed.join(F.broadcast(verdict_rows), "url", "left"))
-    return judged.unionByName(earlier_rows(old, changed, verdict_rows).localCheckpoint(eager=True))
-
-
-def judged_rows(judged):
-    """Crawldb rows joined with their verdicts (``STATUS``, ``OF``; null for none): the
-    rows with the status and ``duplicate_of`` of their verdict, if they have one."""
-    from pyspark.sql import functions as F
-
-    has = F.col(STATUS).isNotNull()
-    return (
-        judged.withColumn("status", F.when(has, F.col(STATUS)).otherwise(F.col("status")))
-        .withColumn("duplicate_of", F.when(has, F.col(OF)).otherwise(F.col("duplicate_of")))
-        .drop(STATUS, OF)
-    )
-
-
-def earlier_rows(old, changed, verdicts):
-    """The rows of ``old`` the round left alone that a verdict changes, as stored (a page
-    already a duplicate of the same page is left out). Every join is against the few
-    verdicts: none shuffles the crawldb."""
-    from pyspark.sql import functions as F
-
-    urls = F.broadcast(verdicts.select("url"))
+    urls = F.broadcast(spark.createDataFrame(found.select(["url"])).localCheckpoint(eager=True))
     in_round = F.broadcast(changed.select("url").join(urls, "url", "left_semi"))
-    others = F.broadcast(verdicts.join(in_round, "url", "left_anti"))
-    judged = old.join(others, "url")
-    same = (F.col("status") == F.col(STATUS)) & F.col("duplicate_of").eqNullSafe(F.col(OF))
-    rows = judged_rows(judged.where(~same))
-    return with_timestamps(rows, CRAWLDB).select(*changed.columns)
+    earlier = old.join(F.broadcast(urls.join(in_round, "url", "left_anti")), "url", "left_semi")
+    earlier = with_timestamps(earlier, CRAWLDB).select(*changed.columns)
+    rows = changed.unionByName(earlier.localCheckpoint(eager=True))
+    shared = spark.sparkContext.broadcast(found.select(["url", "status", "duplicate_of"]))
+    return rows.mapInArrow(partial(_verdicts_task, shared), rows.schema)
+
+
+def _verdicts_task(shared, batches):
+    import pyarrow as pa
+
+    for batch in batches:
+        yield from duplicates.with_verdicts(
+            pa.Table.from_batches([batch]), shared.value
+        ).to_batches()
 
 
 def mark_round(spark, data_root: str, segment: Segment, summary: dict) -> None:

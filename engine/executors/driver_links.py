@@ -17,6 +17,8 @@ HOP_SCHEMA = pa.schema(
     [("url", pa.string()), ("redirect_to", pa.string()), ("depth", pa.int32())]
     + [("score", pa.float64())]
 )
+# Parsed pages whose links are made at once: their outlinks are Python objects meanwhile.
+SLICE_PAGES = 5_000
 ENTRY_SCHEMA = pa.schema(
     [("url", pa.string()), ("lastmod", pa.int64()), ("changefreq", pa.int32())]
     + [("priority", pa.float64())]
@@ -28,11 +30,30 @@ def found_links(conf: dict, crawldb, parsed, pages, entries):
     joined with its fetch rows and crawldb status, ``followed`` deciding; the redirects'
     targets; the sitemap ``entries``, rows or None), folded per URL, with the dedup key
     and host of the URLs the crawldb does not hold (``crawldb``: an Arrow table of it;
+    ``parsed``: the parse table's rows, an Arrow table, read ``SLICE_PAGES`` at a time;
     ``pages``: the fetch table's page rows)."""
     fetches = defaultdict(list)
     for fetch in pages:
         fetches[fetch["url"]].append(fetch)
-    statuses = statuses_of(crawldb, [page["url"] for page in parsed])
+    statuses = statuses_of(crawldb, parsed.column("url").to_pylist())
+    found = []
+    for start in range(0, parsed.num_rows, SLICE_PAGES):
+        rows = parsed.slice(start, SLICE_PAGES).select(["url", "outlinks", "canonical"])
+        found.append(links.outlinks(conf, link_sources(rows.to_pylist(), fetches, statuses)))
+    hops = pa.Table.from_pylist(
+        [{k: fetch[k] for k in ("url", "redirect_to", "depth", "score")} for fetch in pages],
+        schema=HOP_SCHEMA,
+    )
+    found.append(links.redirect_links(hops))
+    if entries is not None:
+        found.append(links.sitemap_links(pa.Table.from_pylist(entries, schema=ENTRY_SCHEMA), conf))
+    folded = links.fold(pa.concat_tables(found))
+    return links.keyed(folded, UrlNormalizer(conf), crawldb.column("url").combine_chunks())
+
+
+def link_sources(parsed: list[dict], fetches: dict, statuses: dict) -> list[dict]:
+    """The parsed pages as ``crawldb.links.outlinks`` takes them: each joined with each
+    of its fetch rows (``fetches``: url -> rows) and its crawldb status."""
     sources = []
     for page in parsed:
         outlinks = page["outlinks"] or []
@@ -45,15 +66,7 @@ def found_links(conf: dict, crawldb, parsed, pages, entries):
         }
         for fetch in fetches[page["url"]]:
             sources.append(source | {k: fetch[k] for k in ("host", "depth", "score", "origin")})
-    hops = pa.Table.from_pylist(
-        [{k: fetch[k] for k in ("url", "redirect_to", "depth", "score")} for fetch in pages],
-        schema=HOP_SCHEMA,
-    )
-    found = [links.outlinks(conf, sources), links.redirect_links(hops)]
-    if entries is not None:
-        found.append(links.sitemap_links(pa.Table.from_pylist(entries, schema=ENTRY_SCHEMA), conf))
-    folded = links.fold(pa.concat_tables(found))
-    return links.keyed(folded, UrlNormalizer(conf), crawldb.column("url").combine_chunks())
+    return sources
 
 
 def statuses_of(crawldb, urls: list[str]) -> dict[str, str]:

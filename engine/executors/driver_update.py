@@ -29,7 +29,7 @@ from engine.runtime.layout import DataDir, Segment
 from engine.tables import arrow
 from engine.tables.delta_files import delta_columns, table_rows
 from engine.tables.driver_rewrite import CrawldbFiles
-from engine.tables.driver_tables import is_plain, python_rows
+from engine.tables.driver_tables import arrow_table, is_plain, python_rows
 from lib.clock import Stopwatch, now_ms
 from lib.url.normalize import UrlNormalizer
 from lib.vocabulary import ORIGIN_PROBE, ORIGIN_ROBOTS, ORIGIN_SITEMAP
@@ -101,18 +101,18 @@ def update_in_driver(spark, conf: dict, data: DataDir, segment: Segment, dedup: 
 def segment_pages(segment: Segment) -> tuple[list[dict], dict]:
     """The fetch table's page rows (probes included, robots.txt and sitemaps left out;
     no body, no headers), and ``{"pages": url -> fetched page (probes left out) with
-    parse's fingerprints, "parsed": parse's rows}``."""
+    parse's fingerprints, "parsed": parse's rows (an Arrow table, outlinks included)}``."""
     columns = [name for name in FETCH.names if name not in ("content", "headers")]
     fetch = python_rows(segment.table("fetch"), FETCH, columns)
     pages = [row for row in fetch if row["origin"] not in (ORIGIN_ROBOTS, ORIGIN_SITEMAP)]
-    parsed = python_rows(segment.table("parse"), PARSE, ["url", *FINGERPRINTS, "outlinks"])
-    prints = {row["url"]: row for row in parsed}
+    parsed = arrow_table(segment.table("parse"), PARSE, ["url", *FINGERPRINTS, "outlinks"])
+    prints = {row["url"]: row for row in parsed.drop_columns(["outlinks"]).to_pylist()}
     fetched = {}
     for page in pages:
         if page["origin"] != ORIGIN_PROBE:
             known = prints.get(page["url"], {})
             fetched[page["url"]] = {**page, **{name: known.get(name) for name in FINGERPRINTS}}
-    return pages, {"pages": fetched, "parsed": parsed, "prints": prints}
+    return pages, {"pages": fetched, "parsed": parsed}
 
 
 def segment_sitemaps(segment: Segment) -> list[dict] | None:

@@ -20,6 +20,7 @@ from lib.parquet_file import write_parquet
 from lib.storage import Storage, basename
 
 FRESHNESS_COLUMNS = ["status", "fetch_time", "fetch_interval", "last_fetch_time"]
+STATE_SLICE = 50_000  # rows made Python tuples at once for the freshness figures
 
 
 def create_crawldb(spark, data: DataDir, rows: list[dict], message: str) -> None:
@@ -129,5 +130,7 @@ class CrawldbFiles:
         urls = changed.column("url").combine_chunks()
         kept = self.rows.filter(pc.invert(pc.is_in(self.rows.column("url"), value_set=urls)))
         for rows in (kept, changed):
-            columns = [rows.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
-            yield from zip(*columns, strict=True)
+            for start in range(0, rows.num_rows, STATE_SLICE):
+                part = rows.slice(start, STATE_SLICE)
+                columns = [part.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
+                yield from zip(*columns, strict=True)

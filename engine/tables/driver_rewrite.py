@@ -15,7 +15,7 @@ from engine.runtime.layout import DataDir
 from engine.tables import task_files
 from engine.tables.delta_files import is_delta_table
 from engine.tables.driver_tables import as_millis
-from engine.tables.file_rewrite import commit_rewrite, create_from_files
+from engine.tables.file_rewrite import commit_rewrite, create_from_files, plain_table
 from lib.parquet_file import write_parquet
 from lib.storage import Storage, basename
 
@@ -47,13 +47,12 @@ def merge_in_driver(
     does by Spark's tasks: the files holding one of their ``keys`` read, ``merge(old,
     new)`` (an Arrow rule) of their rows and ``rows`` written as one file in their place."""
     import pyarrow as pa
-    from deltalake import DeltaTable
 
     if not is_delta_table(path):
         schema = rows.schema
         create_with_state(spark, storage, path, merge(schema.empty_table(), rows), schema, message)
         return
-    table = DeltaTable(path)
+    table = plain_table(path)
     schema = pa.schema(table.schema().to_arrow())
     dataset = table.to_pyarrow_dataset()
     wanted = rows.select(keys)

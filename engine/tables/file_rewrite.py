@@ -66,11 +66,10 @@ def merge_by_tasks(
     labelled ``message``: the files holding one of their ``keys`` are written again,
     each task applying ``merge(old, new)`` (an Arrow rule over the old and new rows of
     the keys it holds) and writing its own file. Returns the rows ``rows`` gave."""
-    from deltalake import DeltaTable
     from pyspark.sql import functions as F
 
     fresh = not is_delta_table(path)
-    table = None if fresh else DeltaTable(path)
+    table = None if fresh else plain_table(path)
     sided = rows.withColumn(NEW_COLUMN, F.lit(True))
     touched = []
     if not fresh:
@@ -114,6 +113,20 @@ def _merge_task(storage: Storage, path: str, run: str, schema, compression: str,
     yield from task_files.write_task_file(
         storage, file, state.to_batches(), schema, compression, lambda: figures
     )
+
+
+def plain_table(path: str):
+    """The delta-rs table at ``path``; an error naming it when its files do not hold its
+    whole rows (deletion vectors, partition columns), as no table Trawl writes has."""
+    from deltalake import DeltaTable
+
+    table = DeltaTable(path)
+    if not plain_files(table):
+        raise ValueError(
+            f"{path}: a Delta table with deletion vectors or partition columns, which"
+            " Trawl cannot rewrite; copy its rows into a plain table first"
+        )
+    return table
 
 
 def create_with_rows(spark, path: str, storage: Storage, rows, schema, message: str) -> None:

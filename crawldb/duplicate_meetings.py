@@ -56,8 +56,12 @@ def named_urls(met):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    urls = pa.chunked_array([*met.column("url").chunks, *met.column("canonical").chunks])
-    return pc.unique(urls.cast(pa.string())).drop_null()
+    chunks = [
+        chunk
+        for name in ("url", "canonical")
+        for chunk in met.column(name).cast(pa.string()).chunks
+    ]
+    return pc.unique(pa.chunked_array(chunks, type=pa.string())).drop_null()
 
 
 def in_canonical_groups(pages, named):
@@ -75,7 +79,6 @@ def met_pages(pages, conf: dict, canonical: bool):
     table) the round's verdicts depend on, each once; ``canonical``: with the canonical
     groups of those met (``dedup.canonical``)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     wanted = wanted_keys(pages, conf)
     slices = range(0, pages.num_rows, SLICE_ROWS)
@@ -83,6 +86,13 @@ def met_pages(pages, conf: dict, canonical: bool):
     met = pa.concat_tables([pages.schema.empty_table(), *found])
     if canonical:
         met = pa.concat_tables([met, in_canonical_groups(pages, named_urls(met))])
-    urls = met.column("url").combine_chunks()
+    return each_once(met)
+
+
+def each_once(pages):
+    """``pages`` with one row a URL, sorted by URL."""
+    import pyarrow.compute as pc
+
+    urls = pages.column("url").combine_chunks()
     order = pc.sort_indices(urls)
-    return met.take(order).filter(first_of_each(urls.take(order)))
+    return pages.take(order).filter(first_of_each(urls.take(order)))

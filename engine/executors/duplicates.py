@@ -65,7 +65,6 @@ def met_pages(pages, conf: dict):
     a key the round wants, then, with ``dedup.canonical``, the canonical groups of
     those; each once."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     spark = pages.sparkSession
     wanted = spark.sparkContext.broadcast(wanted_keys(pages, conf))
@@ -75,9 +74,7 @@ def met_pages(pages, conf: dict):
         named, groups = canonical_groups(pages, met)
         met = pa.concat_tables([met, groups.toArrow().cast(met.schema)])
         named.destroy()
-    urls = met.column("url").combine_chunks()
-    order = pc.sort_indices(urls)
-    return met.take(order).filter(duplicates.first_of_each(urls.take(order)))
+    return meetings.each_once(met)
 
 
 def spark_verdicts(pages, conf: dict, narrow: bool):

@@ -55,12 +55,26 @@ def merge_in_driver(
     table = plain_table(path)
     schema = pa.schema(table.schema().to_arrow())
     dataset = table.to_pyarrow_dataset()
+    files = [
+        (basename(fragment.path), fragment.to_table(schema=dataset.schema).cast(schema))
+        for fragment in dataset.get_fragments()
+    ]
+    rewrite_holding(spark, storage, path, table, files, rows, keys, merge, message)
+
+
+def rewrite_holding(spark, storage: Storage, path: str, table, files, rows, keys, merge, message):
+    """The table's ``files`` (``(name, rows as stored)`` pairs of the delta-rs ``table``
+    at ``path``) that hold one of the ``keys`` of ``rows`` written again as one file of
+    ``merge(their rows, rows)``, committed in their place in one commit labelled
+    ``message``."""
+    import pyarrow as pa
+
+    schema = pa.schema(table.schema().to_arrow())
     wanted = rows.select(keys)
     touched, old = [], []
-    for fragment in dataset.get_fragments():
-        stored = fragment.to_table(schema=dataset.schema).cast(schema)
+    for name, stored in files:
         if stored.select(keys).join(wanted, keys, join_type="left semi").num_rows:
-            touched.append(basename(fragment.path))
+            touched.append(name)
             old.append(stored)
     state = merge(pa.concat_tables(old) if old else schema.empty_table(), rows).cast(schema)
     written = write_state(spark, storage, path, state, schema)
@@ -104,21 +118,12 @@ class CrawldbFiles:
     def rewrite(self, spark, changed, message: str) -> None:
         """Replace the rows of the ``changed`` rows' URLs and add the new ones (full
         crawldb rows, an Arrow table, times in ms), in one commit labelled ``message``."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        urls = changed.column("url").combine_chunks()
-        touched, kept = [], []
-        for name, stored in zip(self.names, self.stored, strict=True):
-            hit = pc.is_in(stored.column("url"), value_set=urls)
-            if pc.any(hit).as_py():
-                touched.append(name)
-                kept.append(stored.filter(pc.invert(hit)))
-        state = pa.concat_tables([*kept, task_files.stored_of(changed, self.schema)])
-        written = write_state(
-            spark, self.data.storage, self.data.crawldb, state.sort_by("url"), self.schema
+        files = zip(self.names, self.stored, strict=True)
+        rows = task_files.stored_of(changed, self.schema)
+        data = self.data
+        rewrite_holding(
+            spark, data.storage, data.crawldb, self.delta, files, rows, ["url"], replaced, message
         )
-        commit_rewrite(self.data.storage, self.data.crawldb, self.delta, touched, written, message)
 
     def state_rows(self, changed):
         """(status, fetch_time, fetch_interval, last_fetch_time) of every row of the
@@ -133,3 +138,15 @@ class CrawldbFiles:
                 part = rows.slice(start, STATE_SLICE)
                 columns = [part.column(name).to_pylist() for name in FRESHNESS_COLUMNS]
                 yield from zip(*columns, strict=True)
+
+
+def replaced(old, new):
+    """The crawldb rows ``old`` with the rows of ``new``'s URLs replaced by ``new``'s and
+    the other rows of ``new`` added, sorted by URL (the file's URL bounds stay narrow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kept = old.filter(
+        pc.invert(pc.is_in(old.column("url"), value_set=new.column("url").combine_chunks()))
+    )
+    return pa.concat_tables([kept, new]).sort_by("url")

@@ -25,6 +25,7 @@ from crawldb.partitioning import assign_partitions, host_cost, partition_loads, 
 from crawldb.priority import TIERS, check_weights
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
+from crawldb.selection import by_host
 from engine.executors import generate_plan
 from engine.executors.submissions import inject_pending, without_cancelled
 from engine.runtime.cli import job_main, job_parser
@@ -120,10 +121,12 @@ def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dic
     its partition count, its cached frames), release the frames, stamp the crawldb at ``now``
     (``generate.update.crawldb``); returns its URLs by tier."""
     plan, placed, partitions, held = planned
-    placed_frame = spark.createDataFrame(list(placed.items()), "host STRING, partition INT")
-    fetchlist = plan.rows.join(placed_frame, "host").select(*FETCHLIST.names)
     message = f"trawl generate segment={segment.name}"
-    tiers = write_fetchlist(spark, segment, fetchlist.repartition(partitions, "host"), message)
+    # Each row's partition is its host's, looked up by the task writing it (no join).
+    shared = spark.sparkContext.broadcast(placed)
+    rows = plan.rows.repartition(partitions, "host")
+    tiers = write_fetchlist_by_tasks(spark, segment, rows, shared, message)
+    shared.destroy()
     # Dropped before mark_generated's commit, which would re-plan them (they read the crawldb).
     for frame in held:
         frame.unpersist()
@@ -132,18 +135,19 @@ def write_planned(spark, conf, data: DataDir, segment, planned, now: int) -> dic
     return tiers
 
 
-def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:
-    """Write the segment's fetch list table, a file per partition of ``fetchlist``
-    written by its task (``engine.tables.task_files``), in one commit labelled ``message``;
-    returns its URLs by tier, counted by the tasks."""
+def write_fetchlist_by_tasks(spark, segment, rows, placed, message: str) -> dict[str, int]:
+    """Write the segment's fetch list table, a file per partition of ``rows`` (the
+    plan's) written by its task (``engine.tables.task_files``), each row with its
+    host's fetch partition (``placed``: a broadcast of host -> partition), in one commit
+    labelled ``message``; returns its URLs by tier, counted by the tasks."""
     from collections import Counter
 
     table = segment.table("fetchlist")
     stored = task_files.stored_schema(FETCHLIST)
     run = task_files.new_run(segment.storage, table)
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    task = partial(_fetchlist_task, segment.storage, table, run, stored, compression)
-    files = [row.asDict() for row in fetchlist.mapInArrow(task, task_files.FILE_DDL).collect()]
+    task = partial(_fetchlist_task, segment.storage, table, run, stored, compression, placed)
+    files = [row.asDict() for row in rows.mapInArrow(task, task_files.FILE_DDL).collect()]
     task_files.commit(segment.storage, table, run, files, stored, message)
     tiers = Counter()
     for file in files:
@@ -151,9 +155,16 @@ def write_fetchlist(spark, segment, fetchlist, message: str) -> dict[str, int]:
     return dict(tiers)
 
 
-def _fetchlist_task(storage, table: str, run: str, stored, compression: str, batches):
-    """Task side: this partition's fetch list rows to one file, with its tier counts."""
+def _fetchlist_task(storage, table: str, run: str, stored, compression: str, placed, batches):
+    """Task side: this partition's fetch list rows, each with its host's partition, to
+    one file, with its tier counts."""
     from collections import Counter
+
+    import pyarrow as pa
+
+    def with_partition(batch):
+        found = by_host(batch.column("host"), placed.value.__getitem__, "int32")
+        return batch.append_column("partition", pa.array(found, pa.int32()))
 
     tiers = Counter()
     yield from task_files.write_spark_batches(
@@ -162,7 +173,7 @@ def _fetchlist_task(storage, table: str, run: str, stored, compression: str, bat
         run,
         stored,
         compression,
-        batches,
+        map(with_partition, batches),
         lambda: dict(tiers),
         lambda batch: tiers.update(batch.column("tier").to_pylist()),
     )

@@ -241,8 +241,8 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     deduped = None
     if dedup:
         watch = Stopwatch()
-        urls = table_rows(data.crawldb)
-        changed, deduped = round_duplicates(old, changed, segment.name, settings, urls)
+        urls, fetched = table_rows(data.crawldb), table_rows(segment.table("fetch"))
+        changed, deduped = round_duplicates(old, changed, segment.name, settings, urls, fetched)
         deduped["seconds"] = round(watch.seconds, 1)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)
     figures = changed.agg(F.count("*").alias("changed"), F.sum(new).alias("new")).collect()[0]
@@ -258,7 +258,8 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     if summary["changed"]:
         watch = StageProgress("updatedb", "tasks", spark_tasks(spark), conf[PROGRESS_KEY])
         with watch:
-            merge_rows(spark, data, changed, f"trawl updatedb segment={segment.name}")
+            message = f"trawl updatedb segment={segment.name}"
+            merge_rows(spark, data, changed, message, summary["changed"])
     summary["opted_out_removed"] = remove_opted_out(spark, data, settings["db.optout.hosts"])
     summary["freshness"] = freshness(read_crawldb(spark, data), now_ms())
     summary["crawldb"] = summary["freshness"]["urls"]

@@ -107,3 +107,36 @@ def test_a_crawldb_with_int96_timestamps_reads_and_is_rewritten_as_micros(spark,
     assert {r["url"]: r["fetch_time"] for r in read_crawldb(spark, data).collect()} == old
     for uri in set(DeltaTable(data.crawldb).file_uris()) - set(written):
         assert pq.ParquetFile(uri).schema.column(5).physical_type == "INT64", uri
+
+
+def test_an_upsert_whose_keys_every_file_likely_holds_rewrites_every_file_without_a_scan(
+    spark, tmp_path
+):
+    import shutil
+
+    from deltalake import DeltaTable
+
+    scanned, counted = DataDir.at(tmp_path / "scanned"), DataDir.at(tmp_path / "counted")
+    _rows(spark, [f"http://a.test/{n}" for n in range(40)]).repartition(4).write.format(
+        "delta"
+    ).save(scanned.crawldb)
+    shutil.copytree(scanned.crawldb, counted.crawldb)
+
+    def files(data):
+        return {uri.rsplit("/", 1)[-1] for uri in DeltaTable(data.crawldb).file_uris()}
+
+    before = files(counted)
+    # Every URL of one file: the scan finds that file alone; 11 keys in 4 files spare
+    # 4 * (3/4)**11 = 0.17 files by chance, so the count alone rewrites every file.
+    one_file = read_crawldb(spark, scanned).selectExpr("input_file_name() f", "url")
+    first = one_file.first()["f"]
+    urls = [r["url"] for r in one_file.where(one_file.f == first).collect()]
+    urls.append("http://a.test/new")
+    assert len(urls) == 11
+    changed = _rows(spark, urls, status="fetched", depth=7).cache()
+    merge_rows(spark, scanned, changed, "test upsert")
+    merge_rows(spark, counted, changed, "test upsert", given=len(urls))
+    assert len(before & files(scanned)) == 3
+    assert not before & files(counted)
+    rows = [sorted(map(tuple, read_crawldb(spark, d).collect())) for d in (scanned, counted)]
+    assert rows[0] == rows[1] and len(rows[0]) == 41

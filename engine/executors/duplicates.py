@@ -46,17 +46,27 @@ def page_frame(frame, fresh):
     return frame.select(*columns, F.coalesce(fresh, F.lit(False)).alias("fresh"))
 
 
-def verdicts(pages, conf: dict, in_driver: bool, narrow: bool):
+def verdicts(pages, conf: dict, in_driver: bool, narrow: bool, fresh_at_most=None):
     """The verdicts (``FINAL_DDL``, an Arrow table) of ``pages`` (a frame of
     ``page_frame``): in the driver over all the pages collected (``in_driver``); else,
     for a round (``narrow``) of up to ``crawl.dedup.driver.round`` pages, in the driver
     over the pages its verdicts depend on (``met_pages``); else by Spark's tasks, the
-    key rows no page of the round wants left out before the shuffle when ``narrow``."""
+    key rows no page of the round wants left out before the shuffle when ``narrow``.
+    ``fresh_at_most``: a bound of the round's pages known without a count (its fetches),
+    or None."""
     if in_driver:
         return duplicates.round_verdicts(pages.toArrow(), conf)
-    if narrow and pages.where(pages.fresh).count() <= conf["crawl.dedup.driver.round"]:
+    if narrow and _round_within(pages, conf["crawl.dedup.driver.round"], fresh_at_most):
         return duplicates.round_verdicts(met_pages(pages, conf), conf)
     return spark_verdicts(pages, conf, narrow)
+
+
+def _round_within(pages, limit: int, fresh_at_most: int | None) -> bool:
+    """Whether the round's pages are at most ``limit``: counted only when the bound
+    given does not already tell."""
+    if fresh_at_most is not None and fresh_at_most <= limit:
+        return True
+    return pages.where(pages.fresh).count() <= limit
 
 
 def met_pages(pages, conf: dict):

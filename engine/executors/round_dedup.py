@@ -39,15 +39,19 @@ def pages_after(old, changed, segment: str):
     return page_frame(kept, fresh).unionByName(page_frame(now, fresh))
 
 
-def round_duplicates(old, changed, segment: str, conf: dict, urls: int | None):
+def round_duplicates(
+    old, changed, segment: str, conf: dict, urls: int | None, fetched: int | None = None
+):
     """``(rows, summary)``: the rows to write, ``changed`` with the round's verdicts and
     the rows of ``old`` they change (earlier pages now copies of a better page of the
     round), checkpointed, so that nothing of it reads the crawldb once ``old`` is
     released; and the pass's figures (``duplicates``, ``restored``). ``urls``: the
-    crawldb's URLs (None: unknown). The rules run in the driver over the whole
-    crawldb's content pages up to ``crawl.dedup.driver.urls``, else by Spark's tasks."""
+    crawldb's URLs (None: unknown); ``fetched``: the segment's fetch rows, which bound
+    its pages (None: unknown). The rules run in the driver over the whole crawldb's
+    content pages up to ``crawl.dedup.driver.urls``, else by Spark's tasks."""
     small = urls is not None and urls <= conf["crawl.dedup.driver.urls"]
-    found = verdicts(pages_after(old, changed, segment), conf, small, narrow=True)
+    pages = pages_after(old, changed, segment)
+    found = verdicts(pages, conf, small, narrow=True, fresh_at_most=fetched)
     return applied(old, changed, found), summary_of(found)
 
 

@@ -3,14 +3,16 @@
 Spark's Delta MERGE runs a dozen Spark jobs of its own on every commit (the snapshot's
 state, a scan for the files to rewrite, the rewrite, statistics, the commit's checks),
 whatever the size of the change: for the crawldb, whose changed rows updatedb and inject
-have already computed, that was a third of a round's time outside fetching. Here the table
-is read as plain Parquet (``engine.tables.delta_files``), one Spark job finds the files holding a
-key, one more writes those files' rows again with the changed and new ones (each task its
-own file, ``engine.tables.task_files``), and the driver commits, through delta-rs, the removal of
-the old files and the addition of the new ones in one Delta commit: the same copy-on-write
-as MERGE's, with the same atomicity (a job killed before the commit leaves the table as it
-was; its files are in no version). Only a table whose files hold its whole rows can be
-rewritten so; any other (deletion vectors, partition columns) is left to MERGE.
+have already computed, that was a third of a round's time outside fetching. Here the
+table is read as plain Parquet (``engine.tables.delta_files``), one Spark job finds the
+files holding a key (none when every file most likely holds one: ``every_file_held``),
+one more writes those files' rows again with the changed and new ones (each task its own
+file, ``engine.tables.task_files``), and the driver commits, through delta-rs, the
+removal of the old files and the addition of the new ones in one Delta commit: the same
+copy-on-write as MERGE's, with the same atomicity (a job killed before the commit leaves
+the table as it was; its files are in no version). Only a table whose files hold its
+whole rows can be rewritten so; any other (deletion vectors, partition columns) is left
+to MERGE.
 """
 
 from __future__ import annotations
@@ -28,16 +30,19 @@ FILE_COLUMN = "_trawl_file"
 NEW_COLUMN = "_trawl_new"  # which side of a merge a row is on: the round's (true) or the table's
 
 
-def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
+def upsert_rows(
+    spark, path: str, storage: Storage, rows, message: str, given: int | None = None
+) -> bool:
     """Replace the rows of ``rows``'s URLs and add the new ones, in one commit labelled
-    ``message``; False (and nothing done) when the table must be merged by Spark."""
+    ``message``; False (and nothing done) when the table must be merged by Spark.
+    ``given``: how many rows ``rows`` holds, when the caller knows (``holding_files``)."""
     import pyarrow as pa
     from deltalake import DeltaTable
 
     table = DeltaTable(path)
     if not plain_files(table):
         return False
-    touched, current = holding_files(spark, table, rows, ["url"])
+    touched, current = holding_files(spark, table, rows, ["url"], given)
     kept = current.join(rows.select("url"), "url", "left_anti")
     state = kept.unionByName(rows.select(*kept.columns))
     files = write_files(spark, path, storage, state, pa.schema(table.schema().to_arrow()))
@@ -45,17 +50,30 @@ def upsert_rows(spark, path: str, storage: Storage, rows, message: str) -> bool:
     return True
 
 
-def holding_files(spark, table, rows, keys: list[str]):
+def holding_files(spark, table, rows, keys: list[str], given: int | None = None):
     """The names of the delta-rs ``table``'s files that hold one of the ``keys`` of
-    ``rows`` (a DataFrame), and those files' rows (a DataFrame)."""
+    ``rows`` (a DataFrame), and those files' rows (a DataFrame). With ``given`` (how
+    many rows ``rows`` holds) and ``every_file_held``, every file, without the scan."""
     from pyspark.sql import functions as F
 
+    names = [basename(uri) for uri in table.file_uris()]
+    if given is not None and every_file_held(len(names), given):
+        return names, read_files(spark, table)
     current = read_files(spark, table).withColumn(
         FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1)
     )
     holding = current.join(rows.select(*keys), keys, "left_semi").select(FILE_COLUMN).distinct()
     touched = [row[0] for row in holding.collect()]
     return touched, current.where(F.col(FILE_COLUMN).isin(touched)).drop(FILE_COLUMN)
+
+
+def every_file_held(files: int, keys: int) -> bool:
+    """Whether a scan for the files holding one of ``keys`` keys would most likely find
+    them all: Trawl writes a table's rows to its files by a hash of their key, so a file
+    holds none of them with chance (1 - 1/files) ** keys; when fewer than one file of
+    the table is expected to be spared, the scan (a few Spark jobs, a read of every
+    file's keys) costs more than the rewrite it might save."""
+    return keys > 0 and files * (1 - 1 / files) ** keys < 1 if files else False
 
 
 def merge_by_tasks(
@@ -65,7 +83,8 @@ def merge_by_tasks(
     (created when there is none; Arrow ``schema``: its columns as stored) in one commit
     labelled ``message``: the files holding one of their ``keys`` are written again,
     each task applying ``merge(old, new)`` (an Arrow rule over the old and new rows of
-    the keys it holds) and writing its own file. Returns the rows ``rows`` gave."""
+    the keys it holds) and writing its own file. Returns the rows ``rows`` gave.
+    ``rows`` is read twice (counted, then merged): the caller caches it."""
     from pyspark.sql import functions as F
 
     fresh = not is_delta_table(path)
@@ -73,7 +92,7 @@ def merge_by_tasks(
     sided = rows.withColumn(NEW_COLUMN, F.lit(True))
     touched = []
     if not fresh:
-        touched, old = holding_files(spark, table, rows, keys)
+        touched, old = holding_files(spark, table, rows, keys, rows.count())
         sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
     run = uuid.uuid4().hex[:12]
     compression = spark.conf.get("spark.sql.parquet.compression.codec")

@@ -69,14 +69,15 @@ def upgrade_crawldb(spark, data: DataDir) -> list[str]:
     return [name for name, _ in missing]
 
 
-def merge_rows(spark, data: DataDir, rows, message: str) -> None:
+def merge_rows(spark, data: DataDir, rows, message: str, given: int | None = None) -> None:
     """Upsert a DataFrame of full crawldb rows, keyed on url, in one Delta commit: by
     rewriting the files that hold the URLs (``engine.tables.file_rewrite``), or by Spark's MERGE
-    for a table that cannot be rewritten so."""
+    for a table that cannot be rewritten so. ``given``: how many rows ``rows`` holds,
+    when the caller knows."""
     from delta.tables import DeltaTable
 
     upgrade_crawldb(spark, data)
-    if upsert_rows(spark, data.crawldb, data.storage, rows, message):
+    if upsert_rows(spark, data.crawldb, data.storage, rows, message, given):
         return
     table = DeltaTable.forPath(spark, data.crawldb)
     with delta_commit_message(spark, message):

@@ -80,6 +80,21 @@ def test_compiled_md5_matches_hashlib_for_every_length():
         assert int(value) == int.from_bytes(hashlib.md5(message).digest()[8:], "big"), length
 
 
+def test_side_by_side_md5_of_many_messages_matches_hashlib():
+    """``_digests``: messages of every single-block length and longer ones, mixed, in
+    counts that fill the lanes and leave them part-filled, each its own digest."""
+    rng = random.Random(19)
+    for count in (1, fingerprint_kernel.LANES - 1, fingerprint_kernel.LANES, 3 * 16 + 5):
+        messages = [rng.randbytes(rng.randrange(0, 90)) for _ in range(count)]
+        text = np.frombuffer(b"".join(messages) or b" ", dtype=np.uint8)
+        ends = np.cumsum([len(m) for m in messages]).astype(np.int64)
+        starts = ends - np.array([len(m) for m in messages], dtype=np.int64)
+        values = np.zeros(count + 1, dtype=np.uint64)
+        fingerprint_kernel._digests(text, starts, ends, count, values)
+        for message, value in zip(messages, values[:count].tolist(), strict=True):
+            assert value == int.from_bytes(hashlib.md5(message).digest()[8:], "big"), message
+
+
 def minhash_reference(text: str) -> bytes:
     """The b-bit MinHash sketch, plainly: for each function a * x + b (mod 2^64) the
     shingle digest that minimises it, and its byte that ``pick`` selects."""

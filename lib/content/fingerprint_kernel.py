@@ -3,11 +3,12 @@
 the MinHash minima, page by page in one pass over the pages' words.
 
 MD5's 64 steps depend on each other, so one message at a time leaves the CPU waiting;
-four messages are hashed side by side (``_compress4``), their steps interleaved. The
-kernel is compiled when the module is first imported and cached beside this file; a
-process that imports it from a zip (a cluster's executors) compiles it for itself,
-some seconds once per Python worker. MD5 reads its words little-endian, as the machines
-Spark runs on are.
+``LANES`` messages are hashed side by side (``_compress_lanes``), each step one loop
+over the lanes, which the compiler turns into vector instructions (a lane a 32-bit
+element), their words laid out word by word (``_put``). The kernel is compiled when
+the module is first imported and cached beside this file; a process that imports it
+from a zip (a cluster's executors) compiles it for itself, some seconds once per Python
+worker. MD5 reads its words little-endian, as the machines Spark runs on are.
 """
 
 from __future__ import annotations
@@ -78,34 +79,71 @@ def _compress(m, a0, b0, c0, d0):
     return (a0 + a) & _MASK, (b0 + b) & _MASK, (c0 + c) & _MASK, (d0 + d) & _MASK
 
 
+LANES = 16  # messages hashed side by side: a 512-bit vector of 32-bit words
+_K = np.array(_K0 + _K1 + _K2 + _K3, dtype=np.uint32)
+_G = np.array(_G0 + _G1 + _G2 + _G3, dtype=np.int64)
+_S = np.array([shifts[i % 4] for shifts in (_S0, _S1, _S2, _S3) for i in range(16)], np.uint32)
+
+
 @njit(cache=_CACHE, inline="always")
-def _steps4(step, lanes, m, k, g, s):
-    """One step of a round (``step``) in each of the four lanes (their states)."""
-    (a0, b0, c0, d0), (a1, b1, c1, d1), (a2, b2, c2, d2), (a3, b3, c3, d3) = lanes
-    return (
-        step(a0, b0, c0, d0, k, m[g], s),
-        step(a1, b1, c1, d1, k, m[16 + g], s),
-        step(a2, b2, c2, d2, k, m[32 + g], s),
-        step(a3, b3, c3, d3, k, m[48 + g], s),
-    )
+def _rotl(x, s):
+    x = x & np.uint32(_MASK)
+    return ((x << s) | (x >> (np.uint32(32) - s))) & np.uint32(_MASK)
+
+
+@njit(cache=_CACHE, inline="always")
+def _lane_step(r, x, y, z, w, sine, words, shift):
+    """Step of round ``r`` in every lane: ``x`` becomes ``y + rotl(x + F(y, z, w) +
+    sine + word, shift)`` (``x`` .. ``w``: the lanes' state words in this step's roles)."""
+    for lane in range(LANES):
+        yv, zv, wv = y[lane], z[lane], w[lane]
+        if r == 0:
+            f = (yv & zv) | (~yv & wv)
+        elif r == 1:
+            f = (wv & yv) | (~wv & zv)
+        elif r == 2:
+            f = yv ^ zv ^ wv
+        else:
+            f = zv ^ (yv | ~wv)
+        x[lane] = yv + _rotl(x[lane] + f + sine + words[lane], shift)
 
 
 @njit(cache=_CACHE)
-def _compress4(m, out, at):
-    """The single-block MD5 of four messages at once (``m``: their 64 words, 16 each);
-    ``out[at[i]]``: the digest's low 64 bits of message ``i``."""
-    lanes = (_INIT, _INIT, _INIT, _INIT)
-    for i in range(16):
-        lanes = _steps4(_round0, lanes, m, _K0[i], _G0[i], _S0[i % 4])
-    for i in range(16):
-        lanes = _steps4(_round1, lanes, m, _K1[i], _G1[i], _S1[i % 4])
-    for i in range(16):
-        lanes = _steps4(_round2, lanes, m, _K2[i], _G2[i], _S2[i % 4])
-    for i in range(16):
-        lanes = _steps4(_round3, lanes, m, _K3[i], _G3[i], _S3[i % 4])
-    for lane in range(4):
-        _a, _b, c, d = lanes[lane]
-        out[at[lane]] = _low64((c + _C0) & _MASK, (d + _D0) & _MASK)
+def _compress_lanes(words, a, b, c, d):
+    """The single-block MD5 of ``LANES`` messages: ``words[w, lane]``, word ``w`` of
+    message ``lane``'s padded block; ``a`` .. ``d``: the lanes' states, from MD5's
+    initial values to the steps' end (the initial values not yet added back)."""
+    a[:], b[:], c[:], d[:] = _INIT
+    for r in range(4):
+        for j in range(4):
+            i = 16 * r + 4 * j
+            _lane_step(r, a, b, c, d, _K[i], words[_G[i]], _S[i])
+            _lane_step(r, d, a, b, c, _K[i + 1], words[_G[i + 1]], _S[i + 1])
+            _lane_step(r, c, d, a, b, _K[i + 2], words[_G[i + 2]], _S[i + 2])
+            _lane_step(r, b, c, d, a, _K[i + 3], words[_G[i + 3]], _S[i + 3])
+
+
+@njit(cache=_CACHE, inline="always")
+def _put(words, lane, text, start, length):
+    """Message ``text[start:start+length]`` (at most ``SINGLE_BLOCK`` bytes), padded as
+    MD5 pads it, as lane ``lane``'s block of ``words``."""
+    full = length // 4
+    for w in range(full):
+        at = start + 4 * w
+        words[w, lane] = (
+            np.uint32(text[at])
+            | (np.uint32(text[at + 1]) << np.uint32(8))
+            | (np.uint32(text[at + 2]) << np.uint32(16))
+            | (np.uint32(text[at + 3]) << np.uint32(24))
+        )
+    last = np.uint32(0x80) << np.uint32(8 * (length - 4 * full))
+    for byte in range(length - 4 * full):
+        last |= np.uint32(text[start + 4 * full + byte]) << np.uint32(8 * byte)
+    words[full, lane] = last
+    for w in range(full + 1, 14):
+        words[w, lane] = 0
+    words[14, lane] = np.uint32(length * 8)
+    words[15, lane] = 0
 
 
 @njit(cache=_CACHE, inline="always")
@@ -195,25 +233,35 @@ def _shingle_spans(text, size, count, width, starts, ends):
 @njit(cache=_CACHE)
 def _digests(text, starts, ends, shingles, values):
     """Every shingle's MD5 low 64 bits into ``values`` (one slot longer than the
-    shingles): single-block ones four at a time."""
-    blocks = np.empty(256 + 64, dtype=np.uint8)
-    words = blocks[:256].view(np.uint32)
-    waiting = np.empty(4, dtype=np.int64)
+    shingles): single-block ones ``LANES`` at a time."""
+    words = np.zeros((16, LANES), dtype=np.uint32)
+    a, b = np.empty(LANES, np.uint32), np.empty(LANES, np.uint32)
+    c, d = np.empty(LANES, np.uint32), np.empty(LANES, np.uint32)
+    scratch = np.empty(64, dtype=np.uint8)
+    waiting = np.empty(LANES, dtype=np.int64)
     count = 0
     for i in range(shingles):
         length = ends[i] - starts[i]
         if length > SINGLE_BLOCK:
-            values[i] = md5_low64(text, starts[i], length, blocks[256:])
+            values[i] = md5_low64(text, starts[i], length, scratch)
             continue
-        _pad(blocks, 64 * count, text, starts[i], length, length)
+        _put(words, count, text, starts[i], length)
         waiting[count] = i
         count += 1
-        if count == 4:
-            _compress4(words, values, waiting)
+        if count == LANES:
+            _lanes_out(words, a, b, c, d, values, waiting)
             count = 0
     if count:
         waiting[count:] = len(values) - 1  # the unused lanes' digests: past every shingle
-        _compress4(words, values, waiting)
+        _lanes_out(words, a, b, c, d, values, waiting)
+
+
+@njit(cache=_CACHE, inline="always")
+def _lanes_out(words, a, b, c, d, values, waiting):
+    """The lanes' digests' low 64 bits into ``values[waiting[lane]]``."""
+    _compress_lanes(words, a, b, c, d)
+    for lane in range(LANES):
+        values[waiting[lane]] = _low64((c[lane] + _C0) & _MASK, (d[lane] + _D0) & _MASK)
 
 
 @njit(cache=_CACHE)

@@ -4,8 +4,9 @@ Spark job) or in Spark's Python tasks on partitions of a larger one.
 
 Both executors call the same functions in the same order; they differ only in how the
 rows reach them. By Spark: one task reads the due rows' highest score and PageRank, then
-the due rows are shuffled by ``crawldb.selection.group_key`` and each partition's
-candidates are selected whole (``mapInArrow``, a partition a table), cached, and read
+the rows that can be due are shuffled by ``crawldb.selection.group_key`` (made in Python
+for the distinct hosts alone) and each partition's due rows and their candidates are
+selected whole (``mapInArrow``, a partition a table), cached, and read
 again for what crosses partitions: the tiers' counts and each partition's best keys when
 there is a budget, then the hosts' figures for the round's shares.
 """
@@ -185,8 +186,14 @@ def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None)
     tops = source.select(*tested).mapInArrow(highest_task, HIGHEST_DDL).collect()
     top = selection.combined(tuple(row) for row in tops)
     pauses = spark_pauses(spark, conf, data) if data is not None else {}
-    keyed_ddl = f"{_ddl(source)}, group_key STRING"
-    keyed = source.mapInArrow(partial(_due_task, conf, now), keyed_ddl).repartition("group_key")
+    # Only the distinct hosts cross to Python for their group keys; the rows go to their
+    # partitions whole and are tested due there, crossing once.
+    hosts = source.select("host").distinct()
+    keys = hosts.mapInArrow(_group_keys_task, "host STRING, group_key STRING").withColumnRenamed(
+        "host", "keyed_host"
+    )
+    keyed = source.join(keys, source["host"].eqNullSafe(keys["keyed_host"]), "left")
+    keyed = keyed.drop("keyed_host").repartition("group_key")
     task = partial(_candidates_task, conf, now, top, pauses)
     return keyed.mapInArrow(task, CANDIDATE_DDL)
 
@@ -219,10 +226,6 @@ def parts(frame, figures_of) -> list:
     ]
 
 
-def _ddl(frame) -> str:
-    return ", ".join(f"{field.name} {field.dataType.simpleString()}" for field in frame.schema)
-
-
 def _whole(batches):
     """The batches of a task as one Arrow table (None when there are none)."""
     import pyarrow as pa
@@ -243,22 +246,24 @@ def _highest_task(conf: dict, now: int, batches):
             yield pa.RecordBatch.from_pylist([top], schema=schema)
 
 
-def _due_task(conf: dict, now: int, batches):
+def _group_keys_task(batches):
+    """Distinct hosts in; each with its group key (``crawldb.selection.group_key``) out."""
     import pyarrow as pa
 
-    url_filter = url_filter_of(conf)  # once per task: plugins are made here
     for batch in batches:
-        due = due_in_scope(pa.Table.from_batches([batch]), conf, now, url_filter)
-        if due.num_rows:
-            hosts = due.column("host")
-            keys = selection.by_host(hosts, selection.group_key, object)
-            yield from due.append_column("group_key", pa.array(keys, pa.string())).to_batches()
+        keys = selection.by_host(batch.column("host"), selection.group_key, object)
+        yield batch.append_column("group_key", pa.array(keys, pa.string()))
 
 
 def _candidates_task(conf: dict, now: int, top: tuple, pauses: dict, batches):
-    table = _whole(batches)  # the partition holds its group keys whole
-    if table is not None:
-        chosen = selection.candidates(table, conf, now, top, pauses)
+    """A partition's rows (it holds its group keys whole) in; its due rows' candidates,
+    cut at the budget's reach, out."""
+    table = _whole(batches)
+    if table is None:
+        return
+    due = due_in_scope(table.drop_columns(["group_key"]), conf, now, url_filter_of(conf))
+    if due.num_rows:
+        chosen = selection.candidates(due, conf, now, top, pauses)
         yield from selection.within_budget_reach(chosen, conf["generate.topN"]).to_batches()
 
 

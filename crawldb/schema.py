@@ -46,7 +46,11 @@ class Table:
         return tuple(self.names)
 
     def empty_row(self) -> dict[str, object]:
-        """A row with every column set to None."""
+        """A row with every column set to None (a copy of one made once)."""
+        return self._empty.copy()
+
+    @cached_property
+    def _empty(self) -> dict[str, object]:
         return dict.fromkeys(self.name_tuple)
 
 

@@ -14,6 +14,12 @@ def _suffix_list() -> PublicSuffixList:
     return PublicSuffixList()
 
 
+# Hosts whose domains a process keeps: a task sees the same hosts batch after batch
+# (admission's buckets, generate's group keys), and the lookup is the costly part.
+DOMAINS_KEPT = 1 << 16
+
+
+@functools.lru_cache(maxsize=DOMAINS_KEPT)
 def registered_domain(host: str) -> str:
     """The domain a host belongs to; an IP address or a bare name is its own domain."""
     try:

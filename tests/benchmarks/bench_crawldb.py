@@ -389,6 +389,12 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/trawl-bench-crawldb"))
     args = parser.parse_args(argv)
     os.environ.setdefault("TRAWL_DRIVER_MEMORY", "8g")
+    # Spark's Python workers import Trawl by PYTHONPATH, else through the editable
+    # install (the main checkout): a checkout of other code (a worktree, to compare) must
+    # be the one its workers run too.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
     conf = load_config(
         overrides=[
             f"generate.topN={TOPN}",

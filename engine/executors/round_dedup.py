@@ -66,8 +66,8 @@ def summary_of(found) -> dict:
 def applied(old, changed, found):
     """``changed`` with the verdicts that change a page applied, plus the rows of
     ``old`` they change, as stored, by ``crawldb.duplicates.with_verdicts`` in Spark's
-    tasks; the rows of ``old`` are found by joins against the few verdicts (the crawldb
-    is never shuffled) and checkpointed."""
+    tasks over the rows judged alone; the rows of ``old`` are found by joins against the
+    few verdicts (the crawldb is never shuffled) and checkpointed."""
     from pyspark.sql import functions as F
 
     found = found.filter(found.column("changed"))
@@ -80,7 +80,10 @@ def applied(old, changed, found):
     earlier = with_timestamps(earlier, CRAWLDB).select(*changed.columns)
     rows = changed.unionByName(earlier.localCheckpoint(eager=True))
     shared = spark.sparkContext.broadcast(found.select(["url", "status", "duplicate_of"]))
-    return rows.mapInArrow(partial(_verdicts_task, shared), rows.schema)
+    # Only the rows judged cross to Python: the rule leaves every other row as it is.
+    judged = rows.join(urls, "url", "left_semi")
+    judged = judged.mapInArrow(partial(_verdicts_task, shared), rows.schema)
+    return rows.join(urls, "url", "left_anti").unionByName(judged)
 
 
 def _verdicts_task(shared, batches):

@@ -134,8 +134,11 @@ def test_an_upsert_whose_keys_every_file_likely_holds_rewrites_every_file_withou
     urls.append("http://a.test/new")
     assert len(urls) == 11
     changed = _rows(spark, urls, status="fetched", depth=7).cache()
-    merge_rows(spark, scanned, changed, "test upsert")
-    merge_rows(spark, counted, changed, "test upsert", given=len(urls))
+    try:
+        merge_rows(spark, scanned, changed, "test upsert")
+        merge_rows(spark, counted, changed, "test upsert", given=len(urls))
+    finally:
+        changed.unpersist()  # later tests ask the session for no cached frame
     assert len(before & files(scanned)) == 3
     assert not before & files(counted)
     rows = [sorted(map(tuple, read_crawldb(spark, d).collect())) for d in (scanned, counted)]

@@ -25,7 +25,6 @@ from crawldb.partitioning import assign_partitions, host_cost, partition_loads, 
 from crawldb.priority import TIERS, check_weights
 from crawldb.schedule import shifted_now
 from crawldb.schema import FETCHLIST
-from crawldb.selection import by_host
 from engine.executors import generate_plan
 from engine.executors.submissions import inject_pending, without_cancelled
 from engine.runtime.cli import job_main, job_parser
@@ -160,12 +159,6 @@ def _fetchlist_task(storage, table: str, run: str, stored, compression: str, pla
     one file, with its tier counts."""
     from collections import Counter
 
-    import pyarrow as pa
-
-    def with_partition(batch):
-        found = by_host(batch.column("host"), placed.value.__getitem__, "int32")
-        return batch.append_column("partition", pa.array(found, pa.int32()))
-
     tiers = Counter()
     yield from task_files.write_spark_batches(
         storage,
@@ -173,7 +166,7 @@ def _fetchlist_task(storage, table: str, run: str, stored, compression: str, pla
         run,
         stored,
         compression,
-        map(with_partition, batches),
+        (generate_plan.with_partitions(batch, placed.value) for batch in batches),
         lambda: dict(tiers),
         lambda batch: tiers.update(batch.column("tier").to_pylist()),
     )

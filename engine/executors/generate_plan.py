@@ -303,8 +303,6 @@ def write_fetchlist(spark, segment, rows, placed: dict, message: str) -> dict:
     """The selected ``rows`` (an Arrow table, times in epoch ms) with their host's
     partition (``placed``), written by the driver as the segment's fetch list table, one
     file in one commit labelled ``message``; returns its URLs by tier."""
-    import pyarrow as pa
-
     from engine.tables import task_files
     from lib.parquet_file import write_parquet
     from lib.storage import basename
@@ -312,9 +310,7 @@ def write_fetchlist(spark, segment, rows, placed: dict, message: str) -> dict:
     table, stored = segment.table("fetchlist"), task_files.stored_schema(FETCHLIST)
     run = task_files.new_run(segment.storage, table)
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    partitions = selection.by_host(rows.column("host"), placed.__getitem__, "int32")
-    listed = rows.append_column("partition", pa.array(partitions, pa.int32()))
-    listed = listed.sort_by(
+    listed = with_partitions(rows, placed).sort_by(
         [("partition", "ascending"), ("host", "ascending"), ("url", "ascending")]
     )
     listed = listed.select(FETCHLIST.names).cast(task_files.python_schema(stored))
@@ -324,6 +320,15 @@ def write_fetchlist(spark, segment, rows, placed: dict, message: str) -> dict:
     file = {"file": basename(path), "bytes": size, "rows": count}
     task_files.commit(segment.storage, table, run, [file], stored, message)
     return selection.tier_counts(rows)
+
+
+def with_partitions(rows, placed):
+    """``rows`` (an Arrow table or batch with a ``host`` column) with each row's fetch
+    partition, ``placed[host]``, as an ``int32`` column ``partition``."""
+    import pyarrow as pa
+
+    partitions = selection.by_host(rows.column("host"), placed.__getitem__, "int32")
+    return rows.append_column("partition", pa.array(partitions, pa.int32()))
 
 
 def due_left(spark, conf: dict, data: DataDir, now: int) -> tuple[int, int]:

@@ -56,7 +56,7 @@ def holding_files(spark, table, rows, keys: list[str], given: int | None = None)
     many rows ``rows`` holds) and ``every_file_held``, every file, without the scan."""
     from pyspark.sql import functions as F
 
-    names = [basename(uri) for uri in table.file_uris()]
+    names = list(file_entries(table))
     if given is not None and every_file_held(len(names), given):
         return names, read_files(spark, table)
     current = read_files(spark, table).withColumn(
@@ -73,7 +73,9 @@ def every_file_held(files: int, keys: int) -> bool:
     holds none of them with chance (1 - 1/files) ** keys; when fewer than one file of
     the table is expected to be spared, the scan (a few Spark jobs, a read of every
     file's keys) costs more than the rewrite it might save."""
-    return keys > 0 and files * (1 - 1 / files) ** keys < 1 if files else False
+    if not files or not keys:
+        return False
+    return files * (1 - 1 / files) ** keys < 1
 
 
 def merge_by_tasks(
@@ -224,7 +226,7 @@ def commit_rewrite(storage: Storage, path: str, table, removed, written, message
 
     run, files = written
     now = int(time.time() * 1000)
-    sizes = _file_sizes(table)
+    sizes = file_entries(table)
     kept = [file for file in files if file["rows"]]
     actions = [RemoveAction(sizes[name][0], True, now, sizes[name][1]) for name in removed]
     actions += add_actions(kept)
@@ -246,7 +248,7 @@ def add_actions(files: list[dict]) -> list:
     return [AddAction(f["file"], f["bytes"], {}, now, True, _stats(f)) for f in files]
 
 
-def _file_sizes(table) -> dict[str, tuple[str, int]]:
+def file_entries(table) -> dict[str, tuple[str, int]]:
     """File name -> (its path in the log, its size) for every file of ``table``."""
     import pyarrow as pa
 

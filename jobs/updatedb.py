@@ -18,6 +18,7 @@ from crawldb.merge import changed_batch
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates, store_probes
 from engine.executors.admission import admit
+from engine.executors.bucket_merge import crawldb_layout, merged_by_buckets
 from engine.executors.driver_update import in_driver, update_in_driver
 from engine.executors.freshness import freshness
 from engine.executors.hostdb import counts_hold, spark_changes, update_hostdb
@@ -132,10 +133,10 @@ def link_metadata(parsed):
     return F.lit(None).cast("array<map<string, string>>").alias("link_metadata")
 
 
-def touched_rows(spark, conf: dict, old, segment: Segment):
-    """One row per URL the segment touched: its fetch, its links and its crawldb row
-    (``old``: the crawldb with times in epoch ms); the links refused, with their
-    ``reason``; and the cached frames, for the caller to unpersist."""
+def touched_rows(spark, conf: dict, old, segment: Segment, joined: bool = True):
+    """One row per URL the segment touched: its fetch, its links and (when ``joined``)
+    its crawldb row (``old``: the crawldb with times in epoch ms); the links refused,
+    with their ``reason``; and the cached frames, for the caller to unpersist."""
     from pyspark.sql import functions as F
 
     fetch = with_millis(pages(read_current(spark, segment.table("fetch"))), FETCH)
@@ -152,11 +153,13 @@ def touched_rows(spark, conf: dict, old, segment: Segment):
     decided = admit(found, old, conf, LINKS_DDL).cache()
     kept = decided.where(F.col("reason").isNull()).drop("reason")
     refused = decided.where(F.col("reason").isNotNull())
-    touched = (
-        fetched.select("url", F.struct(*fetched.columns).alias("fetch"))
-        .join(kept.select("url", F.struct(*kept.columns).alias("links")), "url", "full_outer")
-        .join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
+    touched = fetched.select("url", F.struct(*fetched.columns).alias("fetch")).join(
+        kept.select("url", F.struct(*kept.columns).alias("links")), "url", "full_outer"
     )
+    if joined:
+        touched = touched.join(
+            old.select("url", F.struct(*old.columns).alias("old")), "url", "left"
+        )
     return touched, refused, [found, decided]
 
 
@@ -167,14 +170,20 @@ def segment_sitemaps(spark, segment: Segment):
     return with_millis(read_current(spark, segment.table("sitemaps")), SITEMAPS)
 
 
-def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment):
-    """The crawldb rows the segment changes (``touched``: ``touched_rows``'), the pages
+def changed_rows(spark, settings: dict, data: DataDir, touched, segment: Segment, layout=None):
+    """The crawldb rows the segment changes (``touched``: ``touched_rows``', without
+    the crawldb's rows when it is bucketed by ``layout``: ``bucket_merge``), the pages
     that look like their host's soft-404 page made gone, computed and checkpointed."""
     from pyspark import StorageLevel
 
     spark_schema, arrow_schema = arrow.schemas(CRAWLDB)
-    merge = partial(_merge_batches, settings, segment.name, now_ms(), arrow_schema)
-    changed = with_timestamps(touched.mapInArrow(merge, spark_schema), CRAWLDB)
+    if layout:
+        store = (data.storage, data.crawldb)
+        merged = merged_by_buckets(touched, layout, settings, segment.name, now_ms(), *store)
+    else:
+        merge = partial(_merge_batches, settings, segment.name, now_ms(), arrow_schema)
+        merged = touched.mapInArrow(merge, spark_schema)
+    changed = with_timestamps(merged, CRAWLDB)
     templates = soft_404_templates(spark, settings, data, segment)
     if templates:
         distance = settings["dedup.simhash.distance"]
@@ -236,8 +245,9 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     settings = conf.as_dict()
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
-    touched, refused, cached = touched_rows(spark, settings, old, segment)
-    changed = changed_rows(spark, settings, data, touched, segment)
+    layout = crawldb_layout(data.crawldb)
+    touched, refused, cached = touched_rows(spark, settings, old, segment, layout is None)
+    changed = changed_rows(spark, settings, data, touched, segment, layout)
     deduped = None
     if dedup:
         watch = Stopwatch()

@@ -21,6 +21,7 @@ from crawldb.schema import CRAWLDB, FETCHLIST
 from engine.executors.driver_update import in_driver
 from engine.executors.freshness import freshness, freshness_of
 from engine.runtime.layout import DataDir
+from engine.tables import buckets
 from engine.tables.driver_tables import python_rows
 from jobs.updatedb import updatedb
 from lib import vocabulary as st
@@ -92,6 +93,24 @@ def before_round(source: Path, name: str, target: Path) -> DataDir:
     return DataDir.at(target)
 
 
+def bucketed(spark, data: DataDir, scratch: Path) -> None:
+    """Write ``data``'s crawldb again as a new table of bucket files, as the crawldb a
+    crawl of the Spark path has (``engine.tables.buckets``; before the round, a crawl
+    of the driver's path left files of its own)."""
+    from engine.tables.store import create_crawldb, read_crawldb
+
+    assert buckets.layout(file_names(data)) is None
+    rewritten = DataDir.at(scratch)
+    create_crawldb(spark, rewritten, read_crawldb(spark, data), "test bucketed copy")
+    shutil.rmtree(data.crawldb)
+    shutil.move(rewritten.crawldb, data.crawldb)
+    assert buckets.layout(file_names(data)) is not None
+
+
+def file_names(data: DataDir) -> list[str]:
+    return [uri.rsplit("/", 1)[-1] for uri in DeltaTable(data.crawldb).file_uris()]
+
+
 def restore_before(table: Path, label: str) -> None:
     """Restore the Delta table at ``table`` to its version before the commit whose label
     starts with ``label`` (none there: it was made by that commit)."""
@@ -151,12 +170,22 @@ def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path):
     assert any("/hidden/" in row["url"] for row in final)  # listed by a sitemap only
     for name in names:
         ways = {}
-        for way, limit in (("driver", 200_000), ("spark", 0)):
+        for way, limit in (("driver", 200_000), ("spark", 0), ("buckets", 0)):
             copy = before_round(Path(data.root), name, tmp_path / f"{name}-{way}")
+            if way == "buckets":
+                bucketed(spark, copy, tmp_path / f"{name}-rewritten")
             assert in_driver(settings(limit).as_dict(), copy, copy.segment(name)) == bool(limit)
             summary = updatedb(spark, settings(limit), copy, copy.segment(name), dedup=True)
             deduped = copy.segment(name).summary("deduped")
             ways[way] = (copy, summary, deduped)
+        # updatedb by Spark on a bucketed crawldb merges by bucket, and keeps it bucketed.
+        by_buckets, bucket_summary, bucket_dedup = ways.pop("buckets")
+        assert buckets.layout(file_names(by_buckets)) is not None, name
+        assert_same_rows(rows_by_url(ways["spark"][0]), rows_by_url(by_buckets))
+        assert {k: bucket_summary[k] for k in ("changed", "new", "crawldb", "rejected")} == {
+            k: ways["spark"][1][k] for k in ("changed", "new", "crawldb", "rejected")
+        }, name
+        assert bucket_dedup == ways["spark"][2] | {"seconds": bucket_dedup["seconds"]}, name
         (driver, summary, deduped), (spark_way, expected, expected_dedup) = ways.values()
         assert summary["changed"] > 0, name
         assert sum(summary["rejected"].values()) > 0, name

@@ -143,3 +143,45 @@ def test_an_upsert_whose_keys_every_file_likely_holds_rewrites_every_file_withou
     assert not before & files(counted)
     rows = [sorted(map(tuple, read_crawldb(spark, d).collect())) for d in (scanned, counted)]
     assert rows[0] == rows[1] and len(rows[0]) == 41
+
+
+def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    from engine.tables import buckets
+    from engine.tables.store import create_crawldb
+
+    data = DataDir.at(tmp_path / "data")
+    from engine.runtime.session import session_conf
+
+    first = [f"http://a.test/{n}" for n in range(40)]
+    with session_conf(spark, {"spark.sql.shuffle.partitions": "8"}):
+        create_crawldb(spark, data, _rows(spark, first), "test create")
+
+    def files():
+        return [uri.rsplit("/", 1)[-1] for uri in DeltaTable(data.crawldb).file_uris()]
+
+    before = files()
+    count, held = buckets.layout(before)
+    assert count == 8 and len(held) > 2
+    changed = _rows(spark, ["http://a.test/3", "http://a.test/new"], status="fetched", depth=7)
+    hit = {r[0] for r in changed.selectExpr(f"pmod(hash(url), {count})").collect()}
+    merge_rows(spark, data, changed, "test upsert")
+    after = files()
+    # The buckets of the changed URLs have new files; every other file is as it was.
+    assert set(before) - set(after) == {n for b in hit if b in held for n in held[b]}
+    assert {buckets.bucket_of(n) for n in set(after) - set(before)} == hit
+    assert buckets.layout(after)[0] == count
+    rows = {r["url"]: r for r in read_crawldb(spark, data).collect()}
+    assert set(rows) == {*first, "http://a.test/new"}
+    assert rows["http://a.test/3"]["depth"] == 7 and rows["http://a.test/3"]["status"] == "fetched"
+    assert rows["http://a.test/4"]["depth"] == 0
+    assert rows["http://a.test/4"]["fetch_time"] == rows["http://a.test/3"]["fetch_time"]
+    # A file another writer adds ends the layout: the next upsert finds its files by a
+    # scan, and loses nothing.
+    _rows(spark, ["http://a.test/spark"]).write.format("delta").mode("append").save(data.crawldb)
+    assert buckets.layout(files()) is None
+    merge_rows(spark, data, _rows(spark, ["http://a.test/4"], depth=5), "test upsert")
+    rows = {r["url"]: r["depth"] for r in read_crawldb(spark, data).collect()}
+    assert set(rows) == {*first, "http://a.test/new", "http://a.test/spark"}
+    assert rows["http://a.test/4"] == 5 and rows["http://a.test/3"] == 7

@@ -22,9 +22,9 @@ import time
 import uuid
 from functools import partial
 
-from engine.tables import task_files
+from engine.tables import buckets, task_files
 from engine.tables.delta_files import is_delta_table, plain_files, read_files
-from lib.storage import Storage, basename
+from lib.storage import Storage, basename, join
 
 FILE_COLUMN = "_trawl_file"
 NEW_COLUMN = "_trawl_new"  # which side of a merge a row is on: the round's (true) or the table's
@@ -42,12 +42,49 @@ def upsert_rows(
     table = DeltaTable(path)
     if not plain_files(table):
         return False
-    touched, current = holding_files(spark, table, rows, ["url"], given)
-    kept = current.join(rows.select("url"), "url", "left_anti")
-    state = kept.unionByName(rows.select(*kept.columns))
-    files = write_files(spark, path, storage, state, pa.schema(table.schema().to_arrow()))
-    commit_rewrite(storage, path, table, touched, files, message)
+    schema = pa.schema(table.schema().to_arrow())
+    rows = rows.select(*schema.names)
+    rewrite(spark, path, storage, table, rows, ["url"], replaced, schema, message, given)
     return True
+
+
+def rewrite(spark, path, storage, table, rows, keys, merge, schema, message, given=None):
+    """Merge ``rows`` into the delta-rs ``table`` at ``path`` by ``merge(old, new)`` in
+    one commit labelled ``message``; the written files' ``FILE_DDL`` rows. A bucketed
+    table (``engine.tables.buckets``) has its buckets' files read by the tasks that merge
+    them; any other has the files holding a key found and read by Spark, and is bucketed
+    when every file is written again."""
+    from pyspark.sql import functions as F
+
+    entries = file_entries(table)
+    found = buckets.layout(list(entries))
+    sided = rows.withColumn(NEW_COLUMN, F.lit(True))
+    if found:
+        count, held = found
+        run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, held)
+        touched = [name for file in files for name in held.get(buckets.bucket_of(file["file"]), [])]
+    else:
+        touched, old = holding_files(spark, table, rows, keys, given)
+        sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
+        count = bucket_count(spark) if len(touched) == len(entries) else None
+        run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, {})
+    commit_rewrite(storage, path, table, touched, (run, files), message)
+    return files
+
+
+def bucket_count(spark) -> int:
+    """The buckets of a table written whole: Spark's shuffle partitions."""
+    return int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+
+def replaced(old, new):
+    """The merge of an upsert: ``new``'s rows, and the rows of ``old`` whose URL
+    ``new`` has not."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kept = old.filter(pc.invert(pc.is_in(old.column("url"), value_set=new.column("url"))))
+    return pa.concat_tables([kept, new.select(old.column_names)])
 
 
 def holding_files(spark, table, rows, keys: list[str], given: int | None = None):
@@ -85,33 +122,37 @@ def merge_by_tasks(
     (created when there is none; Arrow ``schema``: its columns as stored) in one commit
     labelled ``message``: the files holding one of their ``keys`` are written again,
     each task applying ``merge(old, new)`` (an Arrow rule over the old and new rows of
-    the keys it holds) and writing its own file. Returns the rows ``rows`` gave.
-    ``rows`` is read twice (counted, then merged): the caller caches it."""
+    the keys it holds) and writing its own file (``rewrite``). Returns the rows
+    ``rows`` gave. ``rows`` may be read twice (counted, then merged): the caller caches it."""
     from pyspark.sql import functions as F
 
-    fresh = not is_delta_table(path)
-    table = None if fresh else plain_table(path)
-    sided = rows.withColumn(NEW_COLUMN, F.lit(True))
-    touched = []
-    if not fresh:
-        touched, old = holding_files(spark, table, rows, keys, rows.count())
-        sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
-    run = uuid.uuid4().hex[:12]
-    compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    task = partial(_merge_task, storage, path, run, schema, compression, merge)
-    files = [
-        row.asDict()
-        for row in sided.repartition(*keys).mapInArrow(task, task_files.FILE_DDL).collect()
-    ]
-    if fresh:
-        create_from_files(storage, path, run, files, schema, message)
+    if is_delta_table(path):
+        table = plain_table(path)
+        given = None if buckets.layout(list(file_entries(table))) else rows.count()
+        files = rewrite(spark, path, storage, table, rows, keys, merge, schema, message, given)
     else:
-        commit_rewrite(storage, path, table, touched, (run, files), message)
+        sided = rows.withColumn(NEW_COLUMN, F.lit(True))
+        count = bucket_count(spark)
+        run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, {})
+        create_from_files(storage, path, run, files, schema, message)
     return sum(json.loads(file["figures"])["new"] for file in files)
 
 
-def _merge_task(storage: Storage, path: str, run: str, schema, compression: str, merge, batches):
-    """Task side of ``merge_by_tasks``: this task's old and new rows merged, to one new
+def merged_files(spark, path, storage: Storage, sided, keys, merge, schema, count, held):
+    """Write new files of the table at ``path`` from ``sided`` (old and new rows, told
+    by ``NEW_COLUMN``), shuffled by their ``keys``, each task applying ``merge(old,
+    new)`` and writing its own file; the run's id and the files' ``FILE_DDL`` rows.
+    With ``count``, the tasks are its buckets, each also reading the old rows of its
+    bucket's files in ``held`` (bucket -> names), and their files are bucket files."""
+    run = uuid.uuid4().hex[:12]
+    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    task = partial(_merge_task, storage, path, run, schema, compression, merge, count, held)
+    shuffled = sided.repartition(count, *keys) if count else sided.repartition(*keys)
+    return run, [row.asDict() for row in shuffled.mapInArrow(task, task_files.FILE_DDL).collect()]
+
+
+def _merge_task(storage, path, run, schema, compression, merge, count, held, batches):
+    """Task side of ``merged_files``: this task's old and new rows merged, to one new
     file of the table."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -123,17 +164,42 @@ def _merge_task(storage: Storage, path: str, run: str, schema, compression: str,
     rows = pa.Table.from_batches(found)
     new = rows.column(NEW_COLUMN)
     rows = rows.drop_columns([NEW_COLUMN])
-    state = merge(rows.filter(pc.invert(new)), rows.filter(new)).cast(schema)
     context = TaskContext.get()
-    file = task_files.task_file(
-        path, run, context.partitionId(), context.attemptNumber(), compression
-    )
+    index, attempt = context.partitionId(), context.attemptNumber()
+    stored = [read_file(storage, path, name, rows.schema) for name in held.get(index, [])]
+    old = pa.concat_tables([rows.filter(pc.invert(new)), *stored])
+    state = merge(old, rows.filter(new)).cast(schema)
+    if count:
+        file = buckets.bucket_file(path, run, index, count, attempt, compression)
+    else:
+        file = task_files.task_file(path, run, index, attempt, compression)
     bounds = UrlBounds()
     bounds.of(state)
     figures = {**bounds.figures(), "new": pc.sum(new.cast(pa.int64())).as_py() or 0}
     yield from task_files.write_task_file(
         storage, file, state.to_batches(), schema, compression, lambda: figures
     )
+
+
+def read_file(storage: Storage, path: str, name: str, schema=None):
+    """The rows of the table's file ``name``; in ``schema`` when given (its columns a
+    file written before they were added to the table lacks, as nulls)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(pa.BufferReader(storage.read_bytes(join(path, name))))
+    return rows if schema is None else conformed(rows, schema)
+
+
+def conformed(rows, schema):
+    """The Arrow table ``rows`` in ``schema``: its columns in order and cast, those it
+    lacks (added to the table after its file was written) as nulls."""
+    import pyarrow as pa
+
+    for field in schema:
+        if field.name not in rows.column_names:
+            rows = rows.append_column(field.name, pa.nulls(rows.num_rows, field.type))
+    return rows.select(schema.names).cast(schema)
 
 
 def plain_table(path: str):
@@ -177,21 +243,29 @@ def create_from_files(
 
 
 def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str, list[dict]]:
-    """Write ``state``'s rows as new files of the table (hash-partitioned by URL, as
-    MERGE writes them; Arrow ``schema``: the table's); the run's id and the rows of the
-    files written (``FILE_DDL``)."""
+    """Write ``state``'s rows as the files of a new table, one a bucket of its URLs
+    (``engine.tables.buckets``; Arrow ``schema``: the table's); the run's id and the
+    rows of the files written (``FILE_DDL``)."""
     run = uuid.uuid4().hex[:12]
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    task = partial(_write_task, storage, path, run, schema, compression)
-    written = state.repartition("url").mapInArrow(task, task_files.FILE_DDL).collect()
+    count = bucket_count(spark)
+    task = partial(_write_task, storage, path, run, schema, compression, count)
+    written = state.repartition(count, "url").mapInArrow(task, task_files.FILE_DDL).collect()
     return run, [row.asDict() for row in written]
 
 
-def _write_task(storage: Storage, path: str, run: str, schema, compression: str, batches):
-    """Task side: this task's rows (Spark's Arrow batches) to one new file of the table."""
+def _write_task(storage, path: str, run: str, schema, compression: str, count: int, batches):
+    """Task side: this task's rows (Spark's Arrow batches) to its bucket's file."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    file = buckets.bucket_file(
+        path, run, context.partitionId(), count, context.attemptNumber(), compression
+    )
     bounds = UrlBounds()
-    yield from task_files.write_spark_batches(
-        storage, path, run, schema, compression, batches, bounds.figures, bounds.of
+    stored = task_files.spark_as_stored(batches, schema, bounds.of)
+    yield from task_files.write_task_file(
+        storage, file, stored, schema, compression, bounds.figures
     )
 
 

@@ -130,19 +130,22 @@ def write_spark_batches(
     """Task side of a ``mapInArrow``: Spark's Arrow ``batches`` (cast to the stored
     ``schema``, ``seen`` shown each) written to this task attempt's file of the table at
     ``table_path``; yields the file's row (``FILE_DDL``) with ``figures()``."""
-    import pyarrow as pa
     from pyspark import TaskContext
 
     context = TaskContext.get()
     path = task_file(table_path, run, context.partitionId(), context.attemptNumber(), compression)
+    stored = spark_as_stored(batches, schema, seen)
+    yield from write_task_file(storage, path, stored, schema, compression, figures)
 
-    def as_stored(batch):
+
+def spark_as_stored(batches: Iterable, schema, seen: Callable = lambda batch: None) -> Iterator:
+    """Spark's Arrow ``batches`` cast to the stored ``schema``, ``seen`` shown each."""
+    import pyarrow as pa
+
+    for batch in batches:
         seen(batch)
         columns = [batch.column(field.name).cast(field.type) for field in schema]
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
-
-    stored = (as_stored(batch) for batch in batches)
-    yield from write_task_file(storage, path, stored, schema, compression, figures)
+        yield pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
 def file_row(path: str, size: int, rows: int, figures: dict):

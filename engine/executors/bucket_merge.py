@@ -1,0 +1,71 @@
+"""updatedb's merge by bucket of a bucketed crawldb (``engine.tables.buckets``).
+
+The rows a segment touched (its fetches and the links kept, by URL) are shuffled to the
+crawldb's buckets, and each task reads its bucket's files itself for the old rows of
+its URLs, then runs ``crawldb.merge.changed_batch``, the one rule, as the driver does:
+the crawldb's rows, all its columns, are neither shuffled nor joined by Spark, nor
+converted from the JVM's rows to Arrow. A crawldb that is not bucketed is joined by
+Spark (``jobs.updatedb.touched_rows``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from crawldb.merge import changed_batch
+from crawldb.schema import CRAWLDB
+from engine.executors.driver_update import rows_at
+from engine.tables import buckets
+from engine.tables.driver_tables import as_millis
+from engine.tables.file_rewrite import conformed, file_entries, read_file
+from lib.storage import Storage
+from lib.url.normalize import UrlNormalizer
+
+
+def crawldb_layout(path: str) -> tuple[int, dict[int, list[str]]] | None:
+    """The crawldb's buckets (``buckets.layout``) when it is bucketed, else None."""
+    from deltalake import DeltaTable
+
+    return buckets.layout(list(file_entries(DeltaTable(path))))
+
+
+def merged_by_buckets(touched, layout, conf: dict, segment: str, stamp: int, storage, path):
+    """The changed crawldb rows (a DataFrame of the crawldb's Spark schema, times in
+    ms) of ``touched`` (url, fetch, links) by ``layout``'s buckets."""
+    from engine.tables.arrow import schemas
+
+    spark_schema, arrow_schema = schemas(CRAWLDB)
+    count, held = layout
+    task = partial(_merge_task, conf, segment, stamp, arrow_schema, storage, path, held)
+    return touched.repartition(count, "url").mapInArrow(task, spark_schema)
+
+
+def old_rows(storage: Storage, path: str, names: list[str], schema):
+    """The crawldb rows of its files ``names``, in ``schema`` (times in epoch ms)."""
+    import pyarrow as pa
+
+    stored = [read_file(storage, path, name) for name in names]
+    if not stored:
+        return schema.empty_table()
+    return conformed(
+        as_millis(pa.concat_tables(stored, promote_options="default"), CRAWLDB), schema
+    )
+
+
+def _merge_task(conf, segment, stamp, schema, storage, path, held, batches):
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyspark import TaskContext
+
+    found = list(batches)
+    if not found:
+        return
+    touched = pa.Table.from_batches(found)
+    old = old_rows(storage, path, held.get(TaskContext.get().partitionId(), []), schema)
+    at = pc.index_in(touched.column("url"), value_set=old.column("url"))
+    rows = touched.to_pylist()
+    for row, old_row in zip(rows, rows_at(old, at), strict=True):
+        row["old"] = old_row
+    changed = changed_batch(conf, segment, stamp, UrlNormalizer(conf), rows, schema)
+    if changed is not None:
+        yield changed

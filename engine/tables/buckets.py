@@ -1,0 +1,51 @@
+"""A table's files by bucket: each file holds the rows of one bucket of its keys.
+
+Spark's ``repartition(n, *keys)`` sends a row to partition ``pmod(hash(keys), n)``, so
+that with a fixed ``n`` each task of it holds one bucket, always the same rows' keys.
+A task that writes its partition's rows to a file named after its bucket
+(``bucket_file``) leaves a table whose every file says which keys it can hold: a later
+merge by the same ``repartition`` sends each task the new rows of one bucket, and the
+task reads the bucket's old rows from its files itself. The table is then never read,
+joined or shuffled by Spark to find the rows a merge replaces. A table any other writer
+touched (a Spark MERGE or DELETE, the driver's rewrite) has files of other names, and
+is merged the other way until a rewrite of all its files buckets it again.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lib.storage import join
+
+_NAME = re.compile(r"bucket-(\d+)-of-(\d+)-")
+
+
+def bucket_file(
+    table_path: str, run: str, bucket: int, buckets: int, attempt: int, compression: str
+) -> str:
+    """Path of the file one task attempt writes for ``bucket`` of ``buckets``."""
+    name = f"bucket-{bucket:05d}-of-{buckets:05d}-{run}-a{attempt}.{compression}.parquet"
+    return join(table_path, name)
+
+
+def layout(names: list[str]) -> tuple[int, dict[int, list[str]]] | None:
+    """``(buckets, bucket -> its files' names)`` when every file of ``names`` is a
+    bucket file of one count of buckets; None otherwise (a table of no file included)."""
+    found = [_NAME.match(name) for name in names]
+    if not found or not all(found):
+        return None
+    counts = {int(match.group(2)) for match in found}
+    if len(counts) != 1:
+        return None
+    held: dict[int, list[str]] = {}
+    for name, match in zip(names, found, strict=True):
+        held.setdefault(int(match.group(1)), []).append(name)
+    return counts.pop(), held
+
+
+def bucket_of(name: str) -> int:
+    """The bucket of a bucket file, by its name."""
+    match = _NAME.match(name)
+    if match is None:
+        raise ValueError(f"{name}: not a bucket file")
+    return int(match.group(1))

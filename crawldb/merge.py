@@ -292,6 +292,55 @@ def changed_batch(conf: dict, segment: str, stamp: int, normalizer, touched: lis
     return pa.RecordBatch.from_pylist(rows, schema=schema) if rows else None
 
 
+def new_link_rows(links, now_ms: int, conf, schema):
+    """``update_row`` of URLs reached by links only, new to the crawldb and not fetched
+    (most of a round's touched URLs), by columns: ``links`` an Arrow table of their
+    folded links (url, host, depth, score, dedup_key, changefreq), the rows an Arrow
+    table of ``schema``. Every column but the links' own is the one ``new_row`` gives
+    every URL entering at ``now_ms``, taken from one row it makes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    count = links.num_rows
+    made = new_row("", "", now_ms, score=0.0, depth=0, fetch_interval=0)
+    default = conf["db.fetch.interval.default"]
+    given = {
+        "url": links.column("url"),
+        "host": links.column("host"),
+        "score": links.column("score"),
+        "depth": links.column("depth"),
+        "fetch_interval": pc.coalesce(
+            links.column("changefreq").cast(pa.int64()), pa.scalar(default, pa.int64())
+        ),
+        "dedup_key": pc.coalesce(links.column("dedup_key"), links.column("url")),
+    }
+    columns = [
+        given[field.name].cast(field.type)
+        if field.name in given
+        else pa.array([made[field.name]] * count, field.type)
+        for field in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def changed_of_touched(conf: dict, segment: str, stamp: int, normalizer, touched, schema):
+    """``touched_row`` of each URL of the Arrow table ``touched`` (url, and ``old``,
+    ``fetch`` and ``links`` structs, null when absent): the changed rows as an Arrow
+    table of ``schema``. The URLs new and only linked to are made by columns
+    (``new_link_rows``), the others one by one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    fresh = pc.and_(pc.is_null(touched.column("old")), pc.is_null(touched.column("fetch")))
+    linked = touched.filter(fresh).column("links").combine_chunks()
+    parts = [new_link_rows(pa.Table.from_struct_array(linked), stamp, conf, schema)]
+    rest = touched.filter(pc.invert(fresh)).to_pylist()
+    changed = changed_batch(conf, segment, stamp, normalizer, rest, schema)
+    if changed is not None:
+        parts.append(pa.Table.from_batches([changed]))
+    return pa.concat_tables(parts)
+
+
 def with_next_fetch_time(row: Row) -> Row:
     """The row with ``next_fetch_time``, the name that says what ``fetch_time`` is (the
     next due time, Nutch's meaning), set to it."""

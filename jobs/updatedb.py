@@ -14,7 +14,7 @@ import sys
 from functools import partial
 
 from crawldb import links, soft404
-from crawldb.merge import changed_batch
+from crawldb.merge import changed_of_touched
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates, store_probes
 from engine.executors.admission import admit
@@ -315,11 +315,14 @@ def rejected_counts(spark, segment: Segment, refused) -> dict[str, int]:
 def _merge_batches(conf: dict, segment: str, stamp: int, schema, batches):
     """Touched rows (url, fetch, links, old) in as Arrow batches; the changed crawldb
     rows out (``schema``: the crawldb's, times in epoch ms)."""
+    import pyarrow as pa
+
     normalizer = UrlNormalizer(conf)  # once per task
     for batch in batches:
-        changed = changed_batch(conf, segment, stamp, normalizer, batch.to_pylist(), schema)
-        if changed is not None:
-            yield changed
+        touched = pa.Table.from_batches([batch])
+        yield from changed_of_touched(
+            conf, segment, stamp, normalizer, touched, schema
+        ).to_batches()
 
 
 def _soft_404_batches(templates: dict, segment: str, distance: int, batches):

@@ -226,3 +226,59 @@ def test_a_refetch_of_the_same_payload_keeps_pointing_at_the_record_with_the_bod
         FETCHED_AT + MS_PER_DAY,
         "sha1:B",
     ]
+
+
+@pytest.mark.spark
+def test_new_links_made_by_columns_are_the_rows_update_row_makes(spark):
+    import random
+
+    import pyarrow as pa
+
+    from crawldb.merge import changed_of_touched, new_link_rows
+    from crawldb.schema import CRAWLDB
+    from engine.tables.arrow import schemas
+    from lib.url.normalize import UrlNormalizer
+
+    _, schema = schemas(CRAWLDB)  # the session converts Spark's types to Arrow's
+    rng = random.Random(7)
+    links = [
+        {
+            "url": f"http://h{n % 5}.test/{n}",
+            "dedup_key": rng.choice([None, f"http://h{n % 5}.test/k{n}"]),
+            "host": f"h{n % 5}.test",
+            "depth": rng.randrange(0, 4),
+            "score": rng.random(),
+            "redirect": rng.random() < 0.2,
+            "lastmod": rng.choice([None, T0 - 5]),
+            "changefreq": rng.choice([None, 3600, 86400]),
+        }
+        for n in range(60)
+    ]
+    expected = [
+        update_row(link["url"], link["host"], None, None, link, segment="s1", now_ms=T0, conf=CONF)
+        for link in links
+    ]
+    made = new_link_rows(pa.Table.from_pylist(links), T0, CONF, schema)
+    assert made.schema == schema
+    got = made.to_pylist()
+    for one in got:
+        one["metadata"] = dict(one["metadata"])
+    assert got == expected
+    # Among other touched URLs (here a known one), the new ones are made the same.
+    known = row(depth=9)
+    link_type = pa.struct(list(pa.Table.from_pylist(links).schema))
+    touched = pa.table(
+        {
+            "url": [link["url"] for link in links] + [known["url"]],
+            "fetch": pa.nulls(len(links) + 1, pa.struct([("url", pa.string())])),
+            "links": pa.array([*links, {**links[0], "depth": 1}], link_type),
+            "old": pa.array([None] * len(links) + [known], pa.struct(list(schema))),
+        }
+    )
+    mixed = changed_of_touched(CONF, "s1", T0, UrlNormalizer(CONF), touched, schema).to_pylist()
+    by_url = {one["url"]: one for one in mixed}
+    assert len(mixed) == len(links) + 1
+    assert by_url[known["url"]]["depth"] == 1 and by_url[known["url"]]["status"] == st.UNFETCHED
+    for one in expected:
+        assert by_url[one["url"]]["dedup_key"] == one["dedup_key"]
+        assert by_url[one["url"]]["fetch_interval"] == one["fetch_interval"]

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from crawldb.merge import changed_batch
+from crawldb.merge import changed_of_touched
 from crawldb.schema import CRAWLDB
-from engine.executors.driver_update import rows_at
 from engine.tables import buckets
 from engine.tables.driver_tables import as_millis
 from engine.tables.file_rewrite import conformed, file_entries, read_file
@@ -62,10 +61,11 @@ def _merge_task(conf, segment, stamp, schema, storage, path, held, batches):
         return
     touched = pa.Table.from_batches(found)
     old = old_rows(storage, path, held.get(TaskContext.get().partitionId(), []), schema)
-    at = pc.index_in(touched.column("url"), value_set=old.column("url"))
-    rows = touched.to_pylist()
-    for row, old_row in zip(rows, rows_at(old, at), strict=True):
-        row["old"] = old_row
-    changed = changed_batch(conf, segment, stamp, UrlNormalizer(conf), rows, schema)
-    if changed is not None:
-        yield changed
+    urls = touched.column("url").combine_chunks()
+    at = pc.index_in(urls, value_set=old.column("url").combine_chunks())
+    taken = old.take(at).combine_chunks()
+    columns = [taken.column(name).combine_chunks() for name in schema.names]
+    rows = pa.StructArray.from_arrays(columns, fields=list(schema), mask=pc.is_null(at))
+    touched = touched.append_column("old", rows)
+    normalizer = UrlNormalizer(conf)
+    yield from changed_of_touched(conf, segment, stamp, normalizer, touched, schema).to_batches()

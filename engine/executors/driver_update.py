@@ -18,7 +18,7 @@ from __future__ import annotations
 from crawldb import duplicate_meetings as meetings
 from crawldb import duplicates, soft404
 from crawldb.duplicate_keys import PAGE_COLUMNS
-from crawldb.merge import changed_batch
+from crawldb.merge import changed_batch, new_link_rows
 from crawldb.schema import CRAWLDB, FETCH, PARSE, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates
 from engine.executors.driver_links import admitted, found_links
@@ -132,11 +132,18 @@ def merged_rows(conf: dict, segment: str, crawldb, fetched: dict, links):
 
     _, schema = arrow.schemas(CRAWLDB)
     linked = links.column("url").combine_chunks()
-    urls = pa.array(sorted(set(fetched) | set(linked.to_pylist())), pa.string())
+    normalizer, stamp = UrlNormalizer(conf), now_ms()
+    # The URLs new and only linked to are made by columns (crawldb.merge.new_link_rows).
+    known = pc.is_in(linked, value_set=crawldb.column("url").combine_chunks())
+    fresh = pc.invert(
+        pc.or_(known, pc.is_in(linked, value_set=pa.array(list(fetched), pa.string())))
+    )
+    made = new_link_rows(links.filter(fresh), stamp, conf, schema)
+    rest = linked.filter(pc.invert(fresh)).to_pylist()
+    urls = pa.array(sorted(set(fetched) | set(rest)), pa.string())
     old_at = pc.index_in(urls, value_set=crawldb.column("url").combine_chunks())
     link_at = pc.index_in(urls, value_set=linked)
-    normalizer, stamp = UrlNormalizer(conf), now_ms()
-    batches = []
+    batches = made.to_batches()
     for start in range(0, len(urls), MERGE_CHUNK):
         part = slice(start, start + MERGE_CHUNK)
         chunk = urls[part].to_pylist()

@@ -77,8 +77,9 @@ def sketch_of(column):
     return F.unhex(F.concat(*halves))
 
 
-def crawldb_frame(spark, size: int):
-    """``size`` synthetic crawldb rows with the table's schema."""
+def crawldb_frame(spark, size: int, domains: int = 1):
+    """``size`` synthetic crawldb rows with the table's schema, their hosts under
+    ``domains`` registered domains (0: a domain a host)."""
     from pyspark.sql import functions as F
 
     hosts = max(1, size // URLS_PER_HOST)
@@ -89,7 +90,10 @@ def crawldb_frame(spark, size: int):
     )
     kind = F.pmod(F.xxhash64("id", F.lit("kind")), F.lit(100))
     fetched = kind < 30
-    host = F.concat(F.lit("www.site"), host_id.cast("string"), F.lit(".example.com"))
+    domain = host_id if domains == 0 else F.pmod(host_id, F.lit(domains))
+    named = F.concat(F.lit(".d"), domain.cast("string"), F.lit(".com"))
+    suffix = F.lit(".example.com") if domains == 1 else named
+    host = F.concat(F.lit("www.site"), host_id.cast("string"), suffix)
     path = F.concat(
         F.lit("/"), section, F.lit("/2026/article-"), F.col("id").cast("string"), F.lit(".html")
     )
@@ -324,7 +328,7 @@ def live_bytes(spark, path: str) -> int:
     return int(detail["sizeInBytes"]), int(detail["numFiles"])
 
 
-def run_one(size: int, layout: str, work: Path, conf) -> dict:
+def run_one(size: int, layout: str, work: Path, conf, domains: int = 1) -> dict:
     from delta.tables import DeltaTable
 
     from jobs.dedup import dedup_segment
@@ -339,11 +343,11 @@ def run_one(size: int, layout: str, work: Path, conf) -> dict:
     folder = work / f"{layout}-{size}"
     shutil.rmtree(folder, ignore_errors=True)
     data = DataDir.at(folder, conf)
-    figures = {"size": size, "layout": layout}
+    figures = {"size": size, "layout": layout, "domains": domains}
 
     started = time.perf_counter()
     target_files = max(2, size // 1_000_000 * 2)
-    build_crawldb(spark, data, crawldb_frame(spark, size), layout, target_files)
+    build_crawldb(spark, data, crawldb_frame(spark, size, domains), layout, target_files)
     figures["build_s"] = round(time.perf_counter() - started, 1)
     figures["bytes_per_url"], figures["files"] = _per_url(spark, data.crawldb, size)
 
@@ -402,6 +406,13 @@ def main(argv=None) -> int:
     parser.add_argument("--layouts", nargs="+", default=["plain", "zstd", "dv", "zorder"])
     parser.add_argument("--layout", default="dv", help="layout used for the larger sizes")
     parser.add_argument("--work", type=Path, default=Path("/tmp/trawl-bench-crawldb"))
+    parser.add_argument(
+        "--domains",
+        type=int,
+        default=1,
+        help="registered domains the hosts are under (1: all under example.com, so that"
+        " a rule by domain runs in one task; 0: a domain a host)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("TRAWL_DRIVER_MEMORY", "8g")
     # Spark's Python workers import Trawl by PYTHONPATH, else through the editable
@@ -420,10 +431,10 @@ def main(argv=None) -> int:
     )
     results = []
     for layout in args.layouts:
-        results.append(run_one(args.sizes[0], layout, args.work, conf))
+        results.append(run_one(args.sizes[0], layout, args.work, conf, args.domains))
         print(json.dumps(results[-1]), flush=True)
     for size in args.sizes[1:]:
-        results.append(run_one(size, args.layout, args.work, conf))
+        results.append(run_one(size, args.layout, args.work, conf, args.domains))
         print(json.dumps(results[-1]), flush=True)
     print_table(results)
     return 0

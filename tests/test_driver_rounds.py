@@ -104,7 +104,7 @@ def bucketed(spark, data: DataDir, scratch: Path) -> None:
     create_crawldb(spark, rewritten, read_crawldb(spark, data), "test bucketed copy")
     shutil.rmtree(data.crawldb)
     shutil.move(rewritten.crawldb, data.crawldb)
-    assert buckets.layout(file_names(data)) is not None
+    assert len(buckets.layout(file_names(data))[1]) > 1
 
 
 def file_names(data: DataDir) -> list[str]:
@@ -158,8 +158,9 @@ def assert_same_rows(driver: dict, spark_way: dict) -> None:
                 assert a == b, (url, column, a, b)
 
 
-def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path):
+def test_each_round_applied_in_the_driver_equals_spark(spark, rounds, tmp_path, monkeypatch):
     data = rounds
+    monkeypatch.setattr(buckets, "BUCKET_ROWS", 2)  # the bucketed copy in several files
     names = data.segment_names()
     assert len(names) == 2
     # The crawl met every rule the comparison is to cover.

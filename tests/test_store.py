@@ -145,11 +145,15 @@ def test_an_upsert_whose_keys_every_file_likely_holds_rewrites_every_file_withou
     assert rows[0] == rows[1] and len(rows[0]) == 41
 
 
-def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(spark, tmp_path):
+def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(
+    spark, tmp_path, monkeypatch
+):
     from deltalake import DeltaTable
 
     from engine.tables import buckets
     from engine.tables.store import create_crawldb
+
+    monkeypatch.setattr(buckets, "BUCKET_ROWS", 5)  # 40 rows: as many buckets as allowed
 
     data = DataDir.at(tmp_path / "data")
     from engine.runtime.session import session_conf
@@ -166,7 +170,8 @@ def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(spark, tm
     assert count == 8 and len(held) > 2
     changed = _rows(spark, ["http://a.test/3", "http://a.test/new"], status="fetched", depth=7)
     hit = {r[0] for r in changed.selectExpr(f"pmod(hash(url), {count})").collect()}
-    merge_rows(spark, data, changed, "test upsert")
+    with session_conf(spark, {"spark.sql.shuffle.partitions": "8"}):
+        merge_rows(spark, data, changed, "test upsert", given=2)
     after = files()
     # The buckets of the changed URLs have new files; every other file is as it was.
     assert set(before) - set(after) == {n for b in hit if b in held for n in held[b]}
@@ -185,3 +190,35 @@ def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(spark, tm
     rows = {r["url"]: r["depth"] for r in read_crawldb(spark, data).collect()}
     assert set(rows) == {*first, "http://a.test/new", "http://a.test/spark"}
     assert rows["http://a.test/4"] == 5 and rows["http://a.test/3"] == 7
+
+
+def test_a_bucketed_table_is_written_whole_again_in_buckets_for_its_size(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    from engine.tables import buckets
+    from engine.tables.store import create_crawldb
+
+    assert buckets.count_for(None, 8) == 8 and buckets.count_for(0, 8) == 1
+    assert buckets.count_for(buckets.BUCKET_ROWS + 1, 8) == 2
+    assert buckets.count_for(100 * buckets.BUCKET_ROWS, 8) == 8
+    assert not buckets.resized(2, 3 * buckets.BUCKET_ROWS, 8)
+    assert buckets.resized(1, 3 * buckets.BUCKET_ROWS, 8) and buckets.resized(4, 10, 8)
+    assert not buckets.resized(1, None, 8)
+    data = DataDir.at(tmp_path / "data")
+    create_crawldb(spark, data, _rows(spark, [f"http://a.test/{n}" for n in range(40)]), "c")
+
+    def layout():
+        return buckets.layout([u.rsplit("/", 1)[-1] for u in DeltaTable(data.crawldb).file_uris()])
+
+    assert layout()[0] == 1  # a small table: one file, one task
+    from engine.runtime.session import session_conf
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(buckets, "BUCKET_ROWS", 10)  # 42 rows now call for 5 buckets
+        changed = _rows(spark, ["http://a.test/1", "http://a.test/new"], depth=3)
+        with session_conf(spark, {"spark.sql.shuffle.partitions": "8"}):
+            merge_rows(spark, data, changed, "test upsert", given=2)
+        count, held = layout()
+    assert count == 5 and len(held) > 1
+    rows = {r["url"]: r["depth"] for r in read_crawldb(spark, data).collect()}
+    assert len(rows) == 41 and rows["http://a.test/1"] == 3 and rows["http://a.test/2"] == 0

@@ -19,6 +19,29 @@ from lib.storage import join
 
 _NAME = re.compile(r"bucket-(\d+)-of-(\d+)-")
 
+# Rows a bucket is sized for when a table's files are all written at once: a small
+# table is one file, merged by one task (a task a bucket, whatever it holds, was most
+# of a small crawl's merge on Spark's path); a large one is at most Spark's shuffle
+# partitions, the parallelism its user gave.
+BUCKET_ROWS = 250_000
+
+
+def count_for(rows: int | None, most: int) -> int:
+    """The buckets of a table of ``rows`` rows written whole (``most`` when unknown)."""
+    if rows is None:
+        return most
+    return max(1, min(most, -(-rows // BUCKET_ROWS)))
+
+
+def resized(current: int, rows: int | None, most: int) -> bool:
+    """Whether a table bucketed ``current`` ways, to hold ``rows`` rows, is better
+    written whole again: its size calls for twice or half as many buckets or more (no
+    when ``rows`` is unknown)."""
+    if rows is None:
+        return False
+    wanted = count_for(rows, most)
+    return wanted >= 2 * current or 2 * wanted <= current
+
 
 def bucket_file(
     table_path: str, run: str, bucket: int, buckets: int, attempt: int, compression: str

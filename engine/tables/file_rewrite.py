@@ -59,22 +59,39 @@ def rewrite(spark, path, storage, table, rows, keys, merge, schema, message, giv
     entries = file_entries(table)
     found = buckets.layout(list(entries))
     sided = rows.withColumn(NEW_COLUMN, F.lit(True))
-    if found:
+    size = _rows_after(table, given)
+    if found and not buckets.resized(found[0], size, bucket_count(spark)):
         count, held = found
         run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, held)
         touched = [name for file in files for name in held.get(buckets.bucket_of(file["file"]), [])]
     else:
-        touched, old = holding_files(spark, table, rows, keys, given)
+        if found:  # bucketed for another size: every file is written again
+            touched, old = list(entries), read_files(spark, table)
+        else:
+            touched, old = holding_files(spark, table, rows, keys, given)
         sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
-        count = bucket_count(spark) if len(touched) == len(entries) else None
+        whole = len(touched) == len(entries)
+        count = buckets.count_for(size, bucket_count(spark)) if whole else None
         run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, {})
     commit_rewrite(storage, path, table, touched, (run, files), message)
     return files
 
 
 def bucket_count(spark) -> int:
-    """The buckets of a table written whole: Spark's shuffle partitions."""
+    """The most buckets a table written whole has: Spark's shuffle partitions."""
     return int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+
+def _rows_after(table, given: int | None) -> int | None:
+    """At most the rows the delta-rs ``table`` holds once ``given`` rows are merged in
+    (None when a count is unknown), from its log's file statistics."""
+    import pyarrow as pa
+
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if given is None or "num_records" not in actions.column_names:
+        return None
+    counts = actions.column("num_records")
+    return None if counts.null_count else sum(counts.to_pylist()) + given
 
 
 def replaced(old, new):
@@ -128,11 +145,11 @@ def merge_by_tasks(
 
     if is_delta_table(path):
         table = plain_table(path)
-        given = None if buckets.layout(list(file_entries(table))) else rows.count()
+        given = rows.count()
         files = rewrite(spark, path, storage, table, rows, keys, merge, schema, message, given)
     else:
         sided = rows.withColumn(NEW_COLUMN, F.lit(True))
-        count = bucket_count(spark)
+        count = buckets.count_for(rows.count(), bucket_count(spark))
         run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, {})
         create_from_files(storage, path, run, files, schema, message)
     return sum(json.loads(file["figures"])["new"] for file in files)
@@ -248,7 +265,7 @@ def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str,
     rows of the files written (``FILE_DDL``)."""
     run = uuid.uuid4().hex[:12]
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
-    count = bucket_count(spark)
+    count = buckets.count_for(state.count(), bucket_count(spark))
     task = partial(_write_task, storage, path, run, schema, compression, count)
     written = state.repartition(count, "url").mapInArrow(task, task_files.FILE_DDL).collect()
     return run, [row.asDict() for row in written]

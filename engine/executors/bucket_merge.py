@@ -2,7 +2,7 @@
 
 The rows a segment touched (its fetches and the links kept, by URL) are shuffled to the
 crawldb's buckets, and each task reads its bucket's files itself for the old rows of
-its URLs, then runs ``crawldb.merge.changed_batch``, the one rule, as the driver does:
+its URLs, then runs ``crawldb.merge``'s rule (``changed_of_touched``), as the driver does:
 the crawldb's rows, all its columns, are neither shuffled nor joined by Spark, nor
 converted from the JVM's rows to Arrow. A crawldb that is not bucketed is joined by
 Spark (``jobs.updatedb.touched_rows``).
@@ -52,6 +52,8 @@ def old_rows(storage: Storage, path: str, names: list[str], schema):
 
 
 def _merge_task(conf, segment, stamp, schema, storage, path, held, batches):
+    """Task side: this bucket's touched rows, each with its old row (a null struct for
+    a URL new to the crawldb), merged; the changed rows out."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark import TaskContext

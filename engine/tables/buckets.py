@@ -20,10 +20,10 @@ from lib.storage import join
 _NAME = re.compile(r"bucket-(\d+)-of-(\d+)-")
 
 # Rows a bucket is sized for when a table's files are all written at once: a small
-# table is one file, merged by one task (a task a bucket, whatever it holds, was most
-# of a small crawl's merge on Spark's path); a large one is at most Spark's shuffle
-# partitions, the parallelism its user gave.
-BUCKET_ROWS = 250_000
+# table is one file, merged by one task (a task a bucket, whatever the bucket holds,
+# slowed a small crawl on Spark's path: docs/benchmarks.md); a large one has at most
+# Spark's shuffle partitions, the parallelism its user gave.
+BUCKET_ROWS = 100_000
 
 
 def count_for(rows: int | None, most: int) -> int:

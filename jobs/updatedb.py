@@ -18,7 +18,7 @@ from crawldb.merge import changed_of_touched
 from crawldb.schema import CRAWLDB, FETCH, SITEMAPS
 from engine.caches.probe_cache import soft_404_templates, store_probes
 from engine.executors.admission import admit
-from engine.executors.bucket_merge import crawldb_layout, merged_by_buckets
+from engine.executors.bucket_merge import merged_by_buckets
 from engine.executors.driver_update import in_driver, update_in_driver
 from engine.executors.freshness import freshness
 from engine.executors.hostdb import counts_hold, spark_changes, update_hostdb
@@ -35,9 +35,9 @@ from engine.runtime.layout import (
     segment_required,
 )
 from engine.runtime.progress import PROGRESS_KEY, StageProgress, progress, spark_tasks
-from engine.tables import arrow, prometheus
+from engine.tables import arrow, buckets, prometheus
 from engine.tables.delta_commits import delta_commit_message
-from engine.tables.delta_files import read_current, table_rows
+from engine.tables.delta_files import LoggedFiles, read_current, table_rows
 from engine.tables.frames import pages, with_millis, with_timestamps
 from engine.tables.metrics import record
 from engine.tables.store import merge_rows, read_crawldb
@@ -133,10 +133,10 @@ def link_metadata(parsed):
     return F.lit(None).cast("array<map<string, string>>").alias("link_metadata")
 
 
-def touched_rows(spark, conf: dict, old, segment: Segment, joined: bool = True):
-    """One row per URL the segment touched: its fetch, its links and (when ``joined``)
-    its crawldb row (``old``: the crawldb with times in epoch ms); the links refused,
-    with their ``reason``; and the cached frames, for the caller to unpersist."""
+def touched_rows(spark, conf: dict, old, segment: Segment):
+    """One row per URL the segment touched: its fetch and its links (admitted against
+    ``old``: the crawldb with times in epoch ms); the links refused, with their
+    ``reason``; and the cached frames, for the caller to unpersist."""
     from pyspark.sql import functions as F
 
     fetch = with_millis(pages(read_current(spark, segment.table("fetch"))), FETCH)
@@ -156,11 +156,15 @@ def touched_rows(spark, conf: dict, old, segment: Segment, joined: bool = True):
     touched = fetched.select("url", F.struct(*fetched.columns).alias("fetch")).join(
         kept.select("url", F.struct(*kept.columns).alias("links")), "url", "full_outer"
     )
-    if joined:
-        touched = touched.join(
-            old.select("url", F.struct(*old.columns).alias("old")), "url", "left"
-        )
     return touched, refused, [found, decided]
+
+
+def with_old_rows(touched, old):
+    """``touched`` with each URL's crawldb row (``old``) as an ``old`` struct, null for a
+    URL new to the crawldb."""
+    from pyspark.sql import functions as F
+
+    return touched.join(old.select("url", F.struct(*old.columns).alias("old")), "url", "left")
 
 
 def segment_sitemaps(spark, segment: Segment):
@@ -240,18 +244,22 @@ def update_by_spark(spark, conf, data: DataDir, segment: Segment, dedup: bool):
     """``updatedb`` by Spark's jobs: ``(summary, deduped, changes)`` (``deduped``: None
     without ``dedup``; ``changes``: the hostdb's partial rows of URL counts, None when
     ``hostdb.enabled`` is off)."""
+    from deltalake import DeltaTable
     from pyspark.sql import functions as F
 
     settings = conf.as_dict()
     # Read once: admission and the merge both scan it several times.
     old = read_crawldb(spark, data, millis=True).cache()
-    layout = crawldb_layout(data.crawldb)
-    touched, refused, cached = touched_rows(spark, settings, old, segment, layout is None)
+    logged = LoggedFiles.of(DeltaTable(data.crawldb))
+    layout = buckets.layout(logged.names)
+    touched, refused, cached = touched_rows(spark, settings, old, segment)
+    if layout is None:
+        touched = with_old_rows(touched, old)
     changed = changed_rows(spark, settings, data, touched, segment, layout)
     deduped = None
     if dedup:
         watch = Stopwatch()
-        urls, fetched = table_rows(data.crawldb), table_rows(segment.table("fetch"))
+        urls, fetched = logged.rows, table_rows(segment.table("fetch"))
         changed, deduped = round_duplicates(old, changed, segment.name, settings, urls, fetched)
         deduped["seconds"] = round(watch.seconds, 1)
     new = F.when((F.col("fetch_count") == 0) & F.col("segment").isNull(), 1).otherwise(0)

@@ -150,14 +150,12 @@ def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(
 ):
     from deltalake import DeltaTable
 
+    from engine.runtime.session import session_conf
     from engine.tables import buckets
     from engine.tables.store import create_crawldb
 
     monkeypatch.setattr(buckets, "BUCKET_ROWS", 5)  # 40 rows: as many buckets as allowed
-
     data = DataDir.at(tmp_path / "data")
-    from engine.runtime.session import session_conf
-
     first = [f"http://a.test/{n}" for n in range(40)]
     with session_conf(spark, {"spark.sql.shuffle.partitions": "8"}):
         create_crawldb(spark, data, _rows(spark, first), "test create")
@@ -195,6 +193,7 @@ def test_a_bucketed_crawldb_has_only_its_changed_buckets_written_again(
 def test_a_bucketed_table_is_written_whole_again_in_buckets_for_its_size(spark, tmp_path):
     from deltalake import DeltaTable
 
+    from engine.runtime.session import session_conf
     from engine.tables import buckets
     from engine.tables.store import create_crawldb
 
@@ -211,8 +210,6 @@ def test_a_bucketed_table_is_written_whole_again_in_buckets_for_its_size(spark, 
         return buckets.layout([u.rsplit("/", 1)[-1] for u in DeltaTable(data.crawldb).file_uris()])
 
     assert layout()[0] == 1  # a small table: one file, one task
-    from engine.runtime.session import session_conf
-
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(buckets, "BUCKET_ROWS", 10)  # 42 rows now call for 5 buckets
         changed = _rows(spark, ["http://a.test/1", "http://a.test/new"], depth=3)

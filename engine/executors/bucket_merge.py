@@ -5,7 +5,7 @@ crawldb's buckets, and each task reads its bucket's files itself for the old row
 its URLs, then runs ``crawldb.merge``'s rule (``changed_of_touched``), as the driver does:
 the crawldb's rows, all its columns, are neither shuffled nor joined by Spark, nor
 converted from the JVM's rows to Arrow. A crawldb that is not bucketed is joined by
-Spark (``jobs.updatedb.touched_rows``).
+Spark (``jobs.updatedb.with_old_rows``).
 """
 
 from __future__ import annotations
@@ -14,18 +14,9 @@ from functools import partial
 
 from crawldb.merge import changed_of_touched
 from crawldb.schema import CRAWLDB
-from engine.tables import buckets
 from engine.tables.driver_tables import as_millis
-from engine.tables.file_rewrite import conformed, file_entries, read_file
-from lib.storage import Storage
+from engine.tables.file_rewrite import read_bucket
 from lib.url.normalize import UrlNormalizer
-
-
-def crawldb_layout(path: str) -> tuple[int, dict[int, list[str]]] | None:
-    """The crawldb's buckets (``buckets.layout``) when it is bucketed, else None."""
-    from deltalake import DeltaTable
-
-    return buckets.layout(list(file_entries(DeltaTable(path))))
 
 
 def merged_by_buckets(touched, layout, conf: dict, segment: str, stamp: int, storage, path):
@@ -39,18 +30,6 @@ def merged_by_buckets(touched, layout, conf: dict, segment: str, stamp: int, sto
     return touched.repartition(count, "url").mapInArrow(task, spark_schema)
 
 
-def old_rows(storage: Storage, path: str, names: list[str], schema):
-    """The crawldb rows of its files ``names``, in ``schema`` (times in epoch ms)."""
-    import pyarrow as pa
-
-    stored = [read_file(storage, path, name) for name in names]
-    if not stored:
-        return schema.empty_table()
-    return conformed(
-        as_millis(pa.concat_tables(stored, promote_options="default"), CRAWLDB), schema
-    )
-
-
 def _merge_task(conf, segment, stamp, schema, storage, path, held, batches):
     """Task side: this bucket's touched rows, each with its old row (a null struct for
     a URL new to the crawldb), merged; the changed rows out."""
@@ -62,7 +41,8 @@ def _merge_task(conf, segment, stamp, schema, storage, path, held, batches):
     if not found:
         return
     touched = pa.Table.from_batches(found)
-    old = old_rows(storage, path, held.get(TaskContext.get().partitionId(), []), schema)
+    names = held.get(TaskContext.get().partitionId(), [])
+    old = read_bucket(storage, path, names, schema, partial(as_millis, table=CRAWLDB))
     urls = touched.column("url").combine_chunks()
     at = pc.index_in(urls, value_set=old.column("url").combine_chunks())
     taken = old.take(at).combine_chunks()

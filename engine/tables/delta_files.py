@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 
 from engine.runtime.session import session_conf
+from lib.storage import basename
 
 
 def read_current(spark, path: str):
@@ -68,10 +69,32 @@ def plain_files(table) -> bool:
 def table_rows(path: str) -> int | None:
     """The rows of the table's current version, from its log's file statistics (no
     file is read); None when a file has no row count."""
-    import pyarrow as pa
     from deltalake import DeltaTable
 
-    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True))
-    if "num_records" not in actions.column_names or actions.column("num_records").null_count:
-        return None
-    return sum(actions.column("num_records").to_pylist())
+    return LoggedFiles.of(DeltaTable(path)).rows
+
+
+class LoggedFiles:
+    """The current files of a delta-rs table, from one read of its log's add actions:
+    what a rewrite needs of them (names, paths, sizes) and the rows they hold."""
+
+    def __init__(self, table, paths: list[str], sizes: list[int], rows: int | None):
+        self.table = table  # delta-rs, at the version read
+        self.entries = {basename(p): (p, size) for p, size in zip(paths, sizes, strict=True)}
+        self.rows = rows
+
+    @classmethod
+    def of(cls, table) -> LoggedFiles:
+        """The files of the delta-rs ``table``; ``rows`` None when a file has no count."""
+        import pyarrow as pa
+
+        actions = pa.table(table.get_add_actions(flatten=True))
+        counts = actions.column("num_records") if "num_records" in actions.column_names else None
+        rows = None if counts is None or counts.null_count else sum(counts.to_pylist())
+        paths, sizes = actions.column("path").to_pylist(), actions.column("size_bytes").to_pylist()
+        return cls(table, paths, sizes, rows)
+
+    @property
+    def names(self) -> list[str]:
+        """The files' names."""
+        return list(self.entries)

@@ -13,7 +13,7 @@ import uuid
 from crawldb.schema import CRAWLDB
 from engine.runtime.layout import DataDir
 from engine.tables import task_files
-from engine.tables.delta_files import is_delta_table
+from engine.tables.delta_files import LoggedFiles, is_delta_table
 from engine.tables.driver_tables import as_millis
 from engine.tables.file_rewrite import commit_rewrite, create_from_files, plain_table
 from lib.parquet_file import write_parquet
@@ -78,7 +78,7 @@ def rewrite_holding(spark, storage: Storage, path: str, table, files, rows, keys
             old.append(stored)
     state = merge(pa.concat_tables(old) if old else schema.empty_table(), rows).cast(schema)
     written = write_state(spark, storage, path, state, schema)
-    commit_rewrite(storage, path, table, touched, written, message)
+    commit_rewrite(storage, path, LoggedFiles.of(table), touched, written, message)
 
 
 def write_state(spark, storage: Storage, path: str, state, schema) -> tuple[str, list[dict]]:

@@ -23,8 +23,8 @@ import uuid
 from functools import partial
 
 from engine.tables import buckets, task_files
-from engine.tables.delta_files import is_delta_table, plain_files, read_files
-from lib.storage import Storage, basename, join
+from engine.tables.delta_files import LoggedFiles, is_delta_table, plain_files, read_files
+from lib.storage import Storage, join
 
 FILE_COLUMN = "_trawl_file"
 NEW_COLUMN = "_trawl_new"  # which side of a merge a row is on: the round's (true) or the table's
@@ -44,54 +44,43 @@ def upsert_rows(
         return False
     schema = pa.schema(table.schema().to_arrow())
     rows = rows.select(*schema.names)
-    rewrite(spark, path, storage, table, rows, ["url"], replaced, schema, message, given)
+    logged = LoggedFiles.of(table)
+    rewrite(spark, path, storage, logged, rows, ["url"], replaced, schema, message, given)
     return True
 
 
-def rewrite(spark, path, storage, table, rows, keys, merge, schema, message, given=None):
-    """Merge ``rows`` into the delta-rs ``table`` at ``path`` by ``merge(old, new)`` in
+def rewrite(spark, path, storage, logged, rows, keys, merge, schema, message, given=None):
+    """Merge ``rows`` into the table at ``path`` (its files: ``logged``, a
+    ``LoggedFiles``) by ``merge(old, new)`` in
     one commit labelled ``message``; the written files' ``FILE_DDL`` rows. A bucketed
     table (``engine.tables.buckets``) has its buckets' files read by the tasks that merge
     them; any other has the files holding a key found and read by Spark, and is bucketed
     when every file is written again."""
     from pyspark.sql import functions as F
 
-    entries = file_entries(table)
-    found = buckets.layout(list(entries))
+    found = buckets.layout(logged.names)
     sided = rows.withColumn(NEW_COLUMN, F.lit(True))
-    size = _rows_after(table, given)
+    size = None if logged.rows is None or given is None else logged.rows + given
     if found and not buckets.resized(found[0], size, bucket_count(spark)):
         count, held = found
         run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, held)
         touched = [name for file in files for name in held.get(buckets.bucket_of(file["file"]), [])]
     else:
         if found:  # bucketed for another size: every file is written again
-            touched, old = list(entries), read_files(spark, table)
+            touched, old = logged.names, read_files(spark, logged.table)
         else:
-            touched, old = holding_files(spark, table, rows, keys, given)
+            touched, old = holding_files(spark, logged, rows, keys, given)
         sided = old.withColumn(NEW_COLUMN, F.lit(False)).unionByName(sided)
-        whole = len(touched) == len(entries)
+        whole = len(touched) == len(logged.entries)
         count = buckets.count_for(size, bucket_count(spark)) if whole else None
         run, files = merged_files(spark, path, storage, sided, keys, merge, schema, count, {})
-    commit_rewrite(storage, path, table, touched, (run, files), message)
+    commit_rewrite(storage, path, logged, touched, (run, files), message)
     return files
 
 
 def bucket_count(spark) -> int:
     """The most buckets a table written whole has: Spark's shuffle partitions."""
     return int(spark.conf.get("spark.sql.shuffle.partitions"))
-
-
-def _rows_after(table, given: int | None) -> int | None:
-    """At most the rows the delta-rs ``table`` holds once ``given`` rows are merged in
-    (None when a count is unknown), from its log's file statistics."""
-    import pyarrow as pa
-
-    actions = pa.table(table.get_add_actions(flatten=True))
-    if given is None or "num_records" not in actions.column_names:
-        return None
-    counts = actions.column("num_records")
-    return None if counts.null_count else sum(counts.to_pylist()) + given
 
 
 def replaced(old, new):
@@ -104,16 +93,16 @@ def replaced(old, new):
     return pa.concat_tables([kept, new.select(old.column_names)])
 
 
-def holding_files(spark, table, rows, keys: list[str], given: int | None = None):
-    """The names of the delta-rs ``table``'s files that hold one of the ``keys`` of
+def holding_files(spark, logged, rows, keys: list[str], given: int | None = None):
+    """The names of the files (``logged``, a ``LoggedFiles``) that hold one of the ``keys`` of
     ``rows`` (a DataFrame), and those files' rows (a DataFrame). With ``given`` (how
     many rows ``rows`` holds) and ``every_file_held``, every file, without the scan."""
     from pyspark.sql import functions as F
 
-    names = list(file_entries(table))
+    names = logged.names
     if given is not None and every_file_held(len(names), given):
-        return names, read_files(spark, table)
-    current = read_files(spark, table).withColumn(
+        return names, read_files(spark, logged.table)
+    current = read_files(spark, logged.table).withColumn(
         FILE_COLUMN, F.element_at(F.split(F.input_file_name(), "/"), -1)
     )
     holding = current.join(rows.select(*keys), keys, "left_semi").select(FILE_COLUMN).distinct()
@@ -144,9 +133,9 @@ def merge_by_tasks(
     from pyspark.sql import functions as F
 
     if is_delta_table(path):
-        table = plain_table(path)
+        logged = LoggedFiles.of(plain_table(path))
         given = rows.count()
-        files = rewrite(spark, path, storage, table, rows, keys, merge, schema, message, given)
+        files = rewrite(spark, path, storage, logged, rows, keys, merge, schema, message, given)
     else:
         sided = rows.withColumn(NEW_COLUMN, F.lit(True))
         count = buckets.count_for(rows.count(), bucket_count(spark))
@@ -183,8 +172,8 @@ def _merge_task(storage, path, run, schema, compression, merge, count, held, bat
     rows = rows.drop_columns([NEW_COLUMN])
     context = TaskContext.get()
     index, attempt = context.partitionId(), context.attemptNumber()
-    stored = [read_file(storage, path, name, rows.schema) for name in held.get(index, [])]
-    old = pa.concat_tables([rows.filter(pc.invert(new)), *stored])
+    stored = read_bucket(storage, path, held.get(index, []), rows.schema)
+    old = pa.concat_tables([rows.filter(pc.invert(new)), stored])
     state = merge(old, rows.filter(new)).cast(schema)
     if count:
         file = buckets.bucket_file(path, run, index, count, attempt, compression)
@@ -198,14 +187,18 @@ def _merge_task(storage, path, run, schema, compression, merge, count, held, bat
     )
 
 
-def read_file(storage: Storage, path: str, name: str, schema=None):
-    """The rows of the table's file ``name``; in ``schema`` when given (its columns a
-    file written before they were added to the table lacks, as nulls)."""
+def read_bucket(storage: Storage, path: str, names: list[str], schema, stored=None):
+    """The rows of the table's files ``names`` (a bucket's) in ``schema``: the columns a
+    file written before they were added to the table lacks, as nulls; ``stored``, when
+    given, maps the rows as read (e.g. their times to epoch ms) before."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(pa.BufferReader(storage.read_bytes(join(path, name))))
-    return rows if schema is None else conformed(rows, schema)
+    if not names:
+        return schema.empty_table()
+    read = [pq.read_table(pa.BufferReader(storage.read_bytes(join(path, n)))) for n in names]
+    rows = pa.concat_tables(read, promote_options="default")
+    return conformed(rows if stored is None else stored(rows), schema)
 
 
 def conformed(rows, schema):
@@ -309,23 +302,23 @@ class UrlBounds:
         return {"url_min": self.least, "url_max": self.greatest}
 
 
-def commit_rewrite(storage: Storage, path: str, table, removed, written, message: str) -> None:
+def commit_rewrite(storage: Storage, path: str, logged, removed, written, message: str) -> None:
     """Driver side: one Delta commit of the files ``removed`` (names) gone and the files
-    ``written`` (``(run, rows)`` of ``write_files``) added, on the version ``table``
-    (delta-rs) was read at; then delete the run's files that were not committed."""
+    ``written`` (``(run, rows)`` of ``write_files``) added, on the version ``logged``
+    (``LoggedFiles``) was read at; then delete the run's files that were not committed."""
     from deltalake.transaction import CommitProperties, RemoveAction
 
     run, files = written
     now = int(time.time() * 1000)
-    sizes = file_entries(table)
+    sizes = logged.entries
     kept = [file for file in files if file["rows"]]
     actions = [RemoveAction(sizes[name][0], True, now, sizes[name][1]) for name in removed]
     actions += add_actions(kept)
     if actions:
-        table.create_write_transaction(
+        logged.table.create_write_transaction(
             actions,
             mode="append",
-            schema=table.schema(),
+            schema=logged.table.schema(),
             commit_properties=CommitProperties(custom_metadata={"userMetadata": message}),
         )
     task_files.remove_uncommitted(storage, path, run, {file["file"] for file in kept})
@@ -337,15 +330,6 @@ def add_actions(files: list[dict]) -> list:
 
     now = int(time.time() * 1000)
     return [AddAction(f["file"], f["bytes"], {}, now, True, _stats(f)) for f in files]
-
-
-def file_entries(table) -> dict[str, tuple[str, int]]:
-    """File name -> (its path in the log, its size) for every file of ``table``."""
-    import pyarrow as pa
-
-    actions = pa.table(table.get_add_actions(flatten=True))
-    paths, sizes = actions.column("path").to_pylist(), actions.column("size_bytes").to_pylist()
-    return {basename(p): (p, size) for p, size in zip(paths, sizes, strict=True)}
 
 
 def _stats(file: dict) -> str:

@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawldb.selection import by_host, depths, floats, ranked
+from crawldb.selection import by_host, depths, floats, ranked, single_array
 from lib.url.traps import url_pattern
 
 LINK_COLUMNS = ("url", "dedup_key", "host", "depth", "score", "redirect")
@@ -110,7 +110,7 @@ def refuse_beyond(new, reasons, groups, existing: dict, limit: int, reason: str)
     if not len(where):
         return
     rows = new.take(pa.array(where, pa.int64()))
-    group = pa.chunked_array([groups]).combine_chunks().take(pa.array(where, pa.int64()))
+    group = single_array(groups).take(pa.array(where, pa.int64()))
     score = pc.fill_null(rows.column("score").cast(pa.float64()), -np.inf)
     order = [("depth", pa.array(depths(rows)), "ascending")]
     order += [("missing", pc.is_null(rows.column("score")).cast(pa.int8()), "ascending")]

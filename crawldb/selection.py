@@ -278,8 +278,9 @@ def ranked(table: pa.Table, groups, order: list[tuple]) -> tuple[np.ndarray, np.
     no nulls), and each one's rank in its group (1 for the first)."""
     if table.num_rows == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    whole = pa.chunked_array([groups]).combine_chunks()
-    ids = pc.dictionary_encode(whole, null_encoding="encode").indices  # nulls: one group
+    ids = pc.dictionary_encode(
+        single_array(groups), null_encoding="encode"
+    ).indices  # nulls: one group
     keys = pa.table({"group": ids, **{name: column for name, column, _ in order}})
     index = pc.sort_indices(
         keys, sort_keys=[("group", "ascending"), *((n, d) for n, _, d in order)]
@@ -293,13 +294,18 @@ def ranked(table: pa.Table, groups, order: list[tuple]) -> tuple[np.ndarray, np.
 
 def by_host(hosts, value_of, dtype) -> np.ndarray:
     """``value_of(host)`` for each row, computed once per distinct host."""
-    encoded = pc.dictionary_encode(
-        pa.chunked_array([hosts]).combine_chunks(), null_encoding="encode"
-    )
+    encoded = pc.dictionary_encode(single_array(hosts), null_encoding="encode")
     values = np.array([value_of(host) for host in encoded.dictionary.to_pylist()], dtype=dtype)
     if not len(values):
         return np.zeros(len(encoded), dtype=dtype)
     return values[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def single_array(column) -> pa.Array:
+    """A column (an Arrow array or chunked array) as one array. Not by
+    ``pa.chunked_array([column])``: given a chunked array, that converts it value by
+    value, a second a million rows."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def depths(table: pa.Table) -> np.ndarray:

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawldb.selection import by_host, depths, floats, ranked, single_array
-from lib.url.traps import url_pattern
+from lib.url.traps import url_patterns
 
 LINK_COLUMNS = ("url", "dedup_key", "host", "depth", "score", "redirect")
 
@@ -123,8 +123,8 @@ def refuse_beyond(new, reasons, groups, existing: dict, limit: int, reason: str)
 
 def patterns_of(rows: pa.Table) -> pa.Array:
     """Each row's (host, URL pattern) group, as one string."""
-    hosts, urls = rows.column("host").to_pylist(), rows.column("url").to_pylist()
-    return pa.array([f"{h}\t{url_pattern(u)}" for h, u in zip(hosts, urls, strict=True)])
+    patterns = url_patterns(single_array(rows.column("url")))
+    return pc.binary_join_element_wise(single_array(rows.column("host")), patterns, "\t")
 
 
 def counts(column) -> dict:

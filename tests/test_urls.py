@@ -5,7 +5,7 @@ from lib.config import load_config
 from lib.url.domains import registered_domain, same_site
 from lib.url.filter import RegexRules, UrlFilter, clean
 from lib.url.normalize import UrlNormalizer, host_of, normalize, resolve
-from lib.url.traps import url_pattern
+from lib.url.traps import url_pattern, url_patterns
 
 
 @pytest.mark.parametrize(
@@ -197,6 +197,22 @@ def test_url_patterns_abstract_generated_spaces():
     assert url_pattern("http://a.com/2024/01/05/post") == "http://a.com/{n}/{n}/{n}/post"
     assert url_pattern("http://a.com/item/3f2a9c1b7d") == "http://a.com/item/{id}"
     assert url_pattern("http://a.com/about") == "http://a.com/about"
+
+
+def test_the_patterns_of_a_column_are_those_of_each_url():
+    import random
+
+    import pyarrow as pa
+
+    pieces = ["/", "a", "=", "&", "#", "?", "é", "ü", "7", "42", "0x", "deadBEEF", "f00d9", "%2F"]
+    pieces += ["3f2a9c1b7d", "2024", "=x=", "==", "ß", "-", "1234567", "12345678", "abcdefgh"]
+    draw = random.Random(54)
+    urls = [
+        "http://h.test/" + "".join(draw.choice(pieces) for _ in range(draw.randrange(12)))
+        for _ in range(2000)
+    ]
+    urls += ["http://a.com/cal?y=2031&m=4", "http://a.com/item/3f2a9c1b7d?id=&x=9#f=1"]
+    assert url_patterns(pa.array(urls)).to_pylist() == [url_pattern(url) for url in urls]
 
 
 def test_registered_domains_and_site_modes():

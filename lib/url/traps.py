@@ -5,8 +5,10 @@ query values, long hexadecimal ids, and digit runs (so dates and page numbers). 
 calendar ``/cal?y=2031&m=4`` and ``/cal?y=1802&m=11`` share one pattern, and
 ``db.max.urls.per.pattern`` caps how many URLs of one pattern a host may have.
 
-The rules are regular expressions, compiled once: updatedb's admission makes the
-pattern of every new link.
+The rules are regular expressions, applied by Python's ``re`` to one URL
+(``url_pattern``: in-round link following) and by Arrow's RE2 to a column of them
+(``url_patterns``: updatedb's admission, a million links a round); the rules use only
+what the two engines read alike (classes, greedy quantifiers, leftmost matches).
 """
 
 from __future__ import annotations
@@ -29,3 +31,12 @@ def url_pattern(url: str) -> str:
     for regex, replacement in _COMPILED_RULES:
         url = regex.sub(replacement, url)
     return url
+
+
+def url_patterns(urls):
+    """The patterns of an Arrow array of URLs (``url_pattern``'s, computed by column)."""
+    import pyarrow.compute as pc
+
+    for regex, replacement in PATTERN_RULES:
+        urls = pc.replace_substring_regex(urls, pattern=regex, replacement=replacement)
+    return urls

@@ -219,3 +219,34 @@ def test_a_bucketed_table_is_written_whole_again_in_buckets_for_its_size(spark, 
     assert count == 5 and len(held) > 1
     rows = {r["url"]: r["depth"] for r in read_crawldb(spark, data).collect()}
     assert len(rows) == 41 and rows["http://a.test/1"] == 3 and rows["http://a.test/2"] == 0
+
+
+def test_rows_of_a_join_on_url_reach_their_buckets_files(spark, tmp_path, monkeypatch):
+    """Spark drops a repartition by URL of a join on URL into as many partitions, and
+    adaptive execution merges the join's small partitions: each row must still go to
+    its bucket's file, not to its task's (a generate stamp once wrote 20 URLs of several
+    buckets into bucket 0's file, leaving their old rows in place)."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+    from pyspark.sql import functions as F
+
+    from engine.runtime.session import session_conf
+    from engine.tables import buckets
+    from engine.tables.store import create_crawldb
+
+    monkeypatch.setattr(buckets, "BUCKET_ROWS", 5)
+    data = DataDir.at(tmp_path / "data")
+    urls = [f"http://a.test/{n}" for n in range(40)]
+    picked = spark.createDataFrame([(u,) for u in urls[::3]], "url STRING")
+    with session_conf(spark, {"spark.sql.shuffle.partitions": "8"}):
+        create_crawldb(spark, data, _rows(spark, urls), "test create")
+        joined = read_crawldb(spark, data).join(picked, "url", "left_semi")
+        merge_rows(spark, data, joined.withColumn("depth", F.lit(9)), "test stamp")
+    depths = [(r["url"], r["depth"]) for r in read_crawldb(spark, data).collect()]
+    assert sorted(u for u, _ in depths) == sorted(urls)  # each URL once
+    assert {u for u, d in depths if d == 9} == set(urls[::3])
+    for uri in DeltaTable(data.crawldb).file_uris():
+        held = pq.read_table(uri, columns=["url"]).column("url").to_pylist()
+        frame = spark.createDataFrame([(u,) for u in held], "url STRING")
+        hashed = {r[0] for r in frame.selectExpr("pmod(hash(url), 8)").collect()}
+        assert hashed == {buckets.bucket_of(uri.rsplit("/", 1)[-1])}

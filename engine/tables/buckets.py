@@ -1,9 +1,9 @@
 """A table's files by bucket: each file holds the rows of one bucket of its keys.
 
-Spark's ``repartition(n, *keys)`` sends a row to partition ``pmod(hash(keys), n)``, so
-that with a fixed ``n`` each task of it holds one bucket, always the same rows' keys.
-A task that writes its partition's rows to a file named after its bucket
-(``bucket_file``) leaves a table whose every file says which keys it can hold: a later
+A row's bucket is ``pmod(hash(keys), n)``, the partition Spark's ``repartition(n, *keys)``
+sends it to, so that with a fixed ``n`` each task of it holds one bucket, always the
+same rows' keys (``spread``). A task that writes a bucket's rows to a file named after
+it (``bucket_file``) leaves a table whose every file says which keys it can hold: a later
 merge by the same ``repartition`` sends each task the new rows of one bucket, and the
 task reads the bucket's old rows from its files itself. The table is then never read,
 joined or shuffled by Spark to find the rows a merge replaces. A table any other writer
@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 
 from lib.storage import join
+
+BUCKET_COLUMN = "_trawl_bucket"
 
 _NAME = re.compile(r"bucket-(\d+)-of-(\d+)-")
 
@@ -72,3 +74,41 @@ def bucket_of(name: str) -> int:
     if match is None:
         raise ValueError(f"{name}: not a bucket file")
     return int(match.group(1))
+
+
+def spread(frame, count: int, keys=("url",)):
+    """``frame`` shuffled to ``count`` buckets of its ``keys``, each row with its bucket
+    (``BUCKET_COLUMN``). A task holds one bucket, or several whole ones: Spark drops a
+    repartition by the keys a join on them has already partitioned by, and adaptive
+    execution may then merge the join's small partitions. So a task goes by the column
+    (``parts``), never by its partition's index."""
+    from pyspark.sql import functions as F
+
+    bucket = F.pmod(F.hash(*keys), F.lit(count))
+    return frame.withColumn(BUCKET_COLUMN, bucket).repartition(count, *keys)
+
+
+def parts(table):
+    """A task's rows of ``spread`` (an Arrow table) by bucket: ``(bucket, its rows
+    without the column)`` pairs."""
+    import pyarrow.compute as pc
+
+    column = table.column(BUCKET_COLUMN)
+    rows = table.drop_columns([BUCKET_COLUMN])
+    for bucket in sorted(pc.unique(column).to_pylist()):
+        yield bucket, rows.filter(pc.equal(column, bucket))
+
+
+def check_whole(table_path: str, files: list[dict]) -> None:
+    """Raise when two of the ``files`` written (``FILE_DDL`` rows) are of one bucket: a
+    bucket split over tasks (as adaptive execution may split a skewed partition), each
+    file holding part of its rows. Nothing is committed: the table stays as it was."""
+    seen: set[int] = set()
+    for file in files:
+        bucket = bucket_of(file["file"])
+        if bucket in seen:
+            raise RuntimeError(
+                f"{table_path}: bucket {bucket} was written by two tasks; the table is"
+                " unchanged (set spark.sql.adaptive.skewJoin.enabled=false and rerun)"
+            )
+        seen.add(bucket)

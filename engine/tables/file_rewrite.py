@@ -153,32 +153,47 @@ def merged_files(spark, path, storage: Storage, sided, keys, merge, schema, coun
     run = uuid.uuid4().hex[:12]
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
     task = partial(_merge_task, storage, path, run, schema, compression, merge, count, held)
-    shuffled = sided.repartition(count, *keys) if count else sided.repartition(*keys)
-    return run, [row.asDict() for row in shuffled.mapInArrow(task, task_files.FILE_DDL).collect()]
+    shuffled = buckets.spread(sided, count, keys) if count else sided.repartition(*keys)
+    files = [row.asDict() for row in shuffled.mapInArrow(task, task_files.FILE_DDL).collect()]
+    if count:
+        buckets.check_whole(path, files)
+    return run, files
 
 
 def _merge_task(storage, path, run, schema, compression, merge, count, held, batches):
     """Task side of ``merged_files``: this task's old and new rows merged, to one new
-    file of the table."""
+    file of the table, or one a bucket of ``count`` (``buckets.parts``)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     from pyspark import TaskContext
 
     found = list(batches)
     if not found:
         return
     rows = pa.Table.from_batches(found)
-    new = rows.column(NEW_COLUMN)
-    rows = rows.drop_columns([NEW_COLUMN])
     context = TaskContext.get()
     index, attempt = context.partitionId(), context.attemptNumber()
-    stored = read_bucket(storage, path, held.get(index, []), rows.schema)
+    merged = partial(_merged_file, storage, path, schema, compression, merge)
+    if not count:
+        yield from merged(rows, task_files.task_file(path, run, index, attempt, compression), [])
+        return
+    for bucket, part in buckets.parts(rows):
+        file = buckets.bucket_file(path, run, bucket, count, attempt, compression)
+        yield from merged(part, file, held.get(bucket, []))
+
+
+def _merged_file(storage, path, schema, compression, merge, rows, file, names):
+    """``rows`` (old and new, told by ``NEW_COLUMN``) merged with the rows of the
+    table's files ``names``, written to ``file``; yields its ``FILE_DDL`` row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    new = rows.column(NEW_COLUMN)
+    # In the table's schema, not Spark's, which may call a column of the new rows
+    # non-nullable (a literal) that the stored rows hold nulls in.
+    rows = conformed(rows.drop_columns([NEW_COLUMN]), schema)
+    stored = read_bucket(storage, path, names, schema)
     old = pa.concat_tables([rows.filter(pc.invert(new)), stored])
     state = merge(old, rows.filter(new)).cast(schema)
-    if count:
-        file = buckets.bucket_file(path, run, index, count, attempt, compression)
-    else:
-        file = task_files.task_file(path, run, index, attempt, compression)
     bounds = UrlBounds()
     bounds.of(state)
     figures = {**bounds.figures(), "new": pc.sum(new.cast(pa.int64())).as_py() or 0}
@@ -260,23 +275,28 @@ def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str,
     compression = spark.conf.get("spark.sql.parquet.compression.codec")
     count = buckets.count_for(state.count(), bucket_count(spark))
     task = partial(_write_task, storage, path, run, schema, compression, count)
-    written = state.repartition(count, "url").mapInArrow(task, task_files.FILE_DDL).collect()
-    return run, [row.asDict() for row in written]
+    shuffled = buckets.spread(state, count)
+    files = [row.asDict() for row in shuffled.mapInArrow(task, task_files.FILE_DDL).collect()]
+    buckets.check_whole(path, files)
+    return run, files
 
 
 def _write_task(storage, path: str, run: str, schema, compression: str, count: int, batches):
-    """Task side: this task's rows (Spark's Arrow batches) to its bucket's file."""
+    """Task side: this task's rows (Spark's Arrow batches) to their buckets' files."""
+    import pyarrow as pa
     from pyspark import TaskContext
 
-    context = TaskContext.get()
-    file = buckets.bucket_file(
-        path, run, context.partitionId(), count, context.attemptNumber(), compression
-    )
-    bounds = UrlBounds()
-    stored = task_files.spark_as_stored(batches, schema, bounds.of)
-    yield from task_files.write_task_file(
-        storage, file, stored, schema, compression, bounds.figures
-    )
+    found = list(batches)
+    if not found:
+        return
+    attempt = TaskContext.get().attemptNumber()
+    for bucket, part in buckets.parts(pa.Table.from_batches(found)):
+        file = buckets.bucket_file(path, run, bucket, count, attempt, compression)
+        bounds = UrlBounds()
+        stored = task_files.spark_as_stored(part.to_batches(), schema, bounds.of)
+        yield from task_files.write_task_file(
+            storage, file, stored, schema, compression, bounds.figures
+        )
 
 
 class UrlBounds:

@@ -31,10 +31,9 @@ from engine.runtime.cli import job_main, job_parser
 from engine.runtime.layout import DataDir, crawldb_required
 from engine.runtime.progress import progress
 from engine.tables import task_files
-from engine.tables.delta_commits import delta_commit_message
 from engine.tables.delta_files import read_current
 from engine.tables.metrics import record
-from engine.tables.store import read_crawldb, upgrade_crawldb
+from engine.tables.store import merge_rows, read_crawldb
 from lib.clock import Stopwatch, now_ms
 
 
@@ -181,21 +180,14 @@ def place_hosts(per_host: dict[str, tuple[int, float]], partitions: int):
 
 
 def mark_generated(spark, data: DataDir, segment, now: int) -> None:
-    """Stamp the fetch list's URLs with ``generate_time`` (generate.update.crawldb)."""
-    from delta.tables import DeltaTable
+    """Stamp the fetch list's URLs with ``generate_time`` (generate.update.crawldb), by
+    the crawldb's upsert (``merge_rows``: a Delta MERGE would end its buckets)."""
     from pyspark.sql import functions as F
 
-    upgrade_crawldb(spark, data)
     listed = read_current(spark, segment.table("fetchlist")).select("url")
-    stamp = F.timestamp_millis(F.lit(now))
-    with delta_commit_message(spark, f"trawl generate mark segment={segment.name}"):
-        (
-            DeltaTable.forPath(spark, data.crawldb)
-            .alias("t")
-            .merge(listed.alias("s"), "t.url = s.url")
-            .whenMatchedUpdate(set={"generate_time": stamp})
-            .execute()
-        )
+    stamped = read_crawldb(spark, data).join(listed, "url", "left_semi")
+    stamped = stamped.withColumn("generate_time", F.timestamp_millis(F.lit(now)))
+    merge_rows(spark, data, stamped, f"trawl generate mark segment={segment.name}")
 
 
 def main(argv: list[str] | None = None) -> int:

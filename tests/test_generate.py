@@ -3,6 +3,7 @@
 import time
 
 import pytest
+from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
 from crawldb.merge import new_row
@@ -11,8 +12,9 @@ from crawldb.schema import CRAWLDB, ROBOTS
 from engine.caches.robots_cache import host_pauses
 from engine.executors.generate_plan import spark_pauses, spark_selection
 from engine.runtime.layout import DataDir
+from engine.tables import buckets
 from engine.tables.frames import rows_to_df, with_timestamps
-from engine.tables.store import ensure_crawldb, merge_rows
+from engine.tables.store import ensure_crawldb, merge_rows, read_crawldb
 from jobs.generate import generate
 from lib.config import load_config
 
@@ -169,6 +171,12 @@ def test_a_budget_takes_the_best_first_and_every_tier_gets_its_share(spark, tmp_
     assert min(r["priority"] for r in tiers["high"]) > max(r["priority"] for r in tiers["medium"])
     summary = data.segment(first).summary("generated")
     assert summary["tiers"] == {"high": 12, "medium": 5, "low": 3}
+    # The stamp is the crawldb's upsert: its listed URLs have a generate_time, and its
+    # files are still buckets (a Delta MERGE would have ended them).
+    stamped = {r["url"] for r in read_crawldb(spark, data).collect() if r["generate_time"]}
+    assert stamped == {r["url"] for r in listed}
+    names = [uri.rsplit("/", 1)[-1] for uri in DeltaTable(data.crawldb).file_uris()]
+    assert buckets.layout(names) is not None
     # A second generate before updatedb (overlapping rounds) takes none of the same URLs.
     second = generate(spark, conf, data)
     again = spark.read.format("delta").load(data.segment(second).table("fetchlist")).collect()

@@ -1,6 +1,6 @@
 """Which newly found URLs enter the crawldb: the spider-trap defences of updatedb,
 written once over Arrow tables, run in the driver on a small crawldb's whole round and
-by Spark on buckets of whole registered domains (``engine.executors.admission``).
+by Spark on buckets of whole hosts (``engine.executors.admission``).
 
 A link to a URL already in the crawldb is always kept (it may lower the URL's depth). A
 new URL is refused, with the reason counted, when:
@@ -17,8 +17,8 @@ new URL is refused, with the reason counted, when:
 Each defence counts only the links no earlier one refused; under a cap the crawldb's
 URLs of the group count first, then the shallowest, the best scored and the least URL
 are admitted first. A missing depth sorts first, a missing score or redirect flag last.
-The tables given must hold every row of the hosts they name (a dedup key stays within
-its registered domain: ``crawldb.selection.group_key``).
+The tables given must hold every row of the hosts they name, and of their variants with
+or without ``www.`` (a dedup key stays within them: ``crawldb.selection.variant_host``).
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 The same functions run in the driver on the whole crawldb (a small one, read through
 delta-rs) and in Spark's Python tasks on partitions of a large one (``mapInArrow``): the
-executor is ``engine.executors.generate_plan``. A partition must hold every row of a ``group_key``
-(the registered domain of the host), so that one URL a dedup key, the per-host and
-per-domain caps and the round's shares are decided within it; what crosses partitions
+executor is ``engine.executors.generate_plan``. A partition must hold every row of a
+``group_key`` (the host without ``www.``, or its registered domain under a per-domain
+cap), so that one URL a dedup key, the per-host and per-domain caps and the round's
+shares are decided within it; what crosses partitions
 (the highest score and PageRank, the budget's last admitted key per tier, the hosts'
 figures) is computed once from the partitions' parts and passed in.
 
@@ -63,9 +64,25 @@ MS_PER = {"s": 1e-3, "ms": 1.0, "us": 1e3, "ns": 1e6}  # a timestamp unit's valu
 LOWEST_DEPTH = -(2**31)  # a missing depth sorts first
 
 
-def group_key(host: str) -> str:
-    """The key that keeps a row's dedup variants, host and domain in one partition."""
-    return registered_domain(host)
+def variant_host(host: str) -> str:
+    """The key that keeps a row's host and its dedup variants in one partition: the
+    host without ``www.`` (a URL's dedup key differs from it at most by that and by its
+    path, ``lib.url.normalize.UrlNormalizer.dedup``). A site of many hosts is so spread
+    over the partitions, not held by one task."""
+    return host.removeprefix("www.")
+
+
+def group_key(host: str, conf: Mapping[str, Any]) -> str:
+    """The key that keeps in one partition what ``candidates`` decides together: the
+    registered domain when a cap counts by domain (``counts_by_domain``), else the
+    ``variant_host``."""
+    return registered_domain(host) if counts_by_domain(conf) else variant_host(host)
+
+
+def counts_by_domain(conf: Mapping[str, Any]) -> bool:
+    """Whether a cap of ``within_host_cap`` counts a registered domain's rows together."""
+    capped = conf["generate.max.count"] >= 0 or conf["fetcher.timelimit.mins"] >= 0
+    return capped and conf["generate.count.mode"] == "domain"
 
 
 def due_rows(table: pa.Table, conf: Mapping[str, Any], now: int) -> pa.Table:

@@ -269,10 +269,19 @@ def test_a_timestamp_column_counts_in_milliseconds():
     assert selection.millis(pa.array([NOW, None], pa.int64()))[0] == NOW
 
 
-def test_the_group_key_keeps_variants_and_domains_together():
+def test_the_group_key_keeps_variants_together_and_domains_under_a_domain_cap():
+    conf = load_config().as_dict()
+    capped = {**conf, "generate.max.count": 5, "generate.count.mode": "domain"}
     for host in HOSTS:
-        assert selection.group_key(host) == selection.group_key(host.removeprefix("www."))
-        assert selection.group_key(host) == registered_domain(host)
+        bare = host.removeprefix("www.")
+        assert selection.group_key(host, conf) == selection.group_key(bare, conf) == bare
+        assert selection.group_key(host, capped) == registered_domain(host)
+    # A cap by host, or none, keeps the hosts of one domain apart: a large site is spread.
+    for mode in ({}, {"generate.max.count": 5}, {"fetcher.timelimit.mins": 1.0}):
+        assert not selection.counts_by_domain({**conf, **mode})
+    assert selection.counts_by_domain({**capped, "generate.max.count": -1}) is False
+    timed = {**capped, "generate.max.count": -1, "fetcher.timelimit.mins": 1.0}
+    assert selection.counts_by_domain(timed)
 
 
 def test_tier_counts_cut_at_the_budget_give_the_same_quotas():

@@ -1,8 +1,8 @@
 """updatedb's admission (``crawldb.admission``, the one rule) run by Spark on a large
 crawldb: the round's links and the crawldb's (url, dedup_key, host) rows are cut into
-buckets by a hash of their host's registered domain (``crawldb.selection.group_key``),
-so that a bucket holds whole domains (a dedup key, a host and its patterns decide within
-one), and each bucket's two sides are decided by one Python call
+buckets by a hash of their host without ``www.`` (``crawldb.selection.variant_host``),
+so that a bucket holds whole hosts with their dedup variants (a dedup key, a host and its
+patterns decide within one), and each bucket's two sides are decided by one Python call
 (``cogroup(...).applyInArrow``). The driver runs the same rule on the whole round.
 """
 
@@ -12,7 +12,7 @@ import zlib
 from functools import partial
 
 from crawldb import admission
-from crawldb.selection import by_host, group_key
+from crawldb.selection import by_host, variant_host
 
 BUCKET_DDL = "url STRING, dedup_key STRING, host STRING, bucket INT"
 
@@ -31,10 +31,10 @@ def admit(links, crawldb, conf: dict, links_ddl: str):
 
 
 def bucket_of(host: str | None, buckets: int) -> int:
-    """The bucket of a host: a stable hash of its registered domain."""
+    """The bucket of a host: a stable hash of its ``variant_host``."""
     if host is None:
         return 0
-    return zlib.crc32(group_key(host).encode()) % buckets
+    return zlib.crc32(variant_host(host).encode()) % buckets
 
 
 def _bucketed(buckets: int, batches):

@@ -5,7 +5,8 @@ Spark job) or in Spark's Python tasks on partitions of a larger one.
 Both executors call the same functions in the same order; they differ only in how the
 rows reach them. By Spark: one task reads the due rows' highest score and PageRank, then
 the rows that can be due are shuffled by ``crawldb.selection.group_key`` (made in Python
-for the distinct hosts alone) and each partition's due rows and their candidates are
+for the distinct hosts alone: the host without ``www.``, or its domain under a per-domain
+cap) and each partition's due rows and their candidates are
 selected whole (``mapInArrow``, a partition a table), cached, and read
 again for what crosses partitions: the tiers' counts and each partition's best keys when
 there is a budget, then the hosts' figures for the round's shares.
@@ -189,7 +190,8 @@ def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None)
     # Only the distinct hosts cross to Python for their group keys; the rows go to their
     # partitions whole and are tested due there, crossing once.
     hosts = source.select("host").distinct()
-    keys = hosts.mapInArrow(_group_keys_task, "host STRING, group_key STRING").withColumnRenamed(
+    keyed_task = partial(_group_keys_task, conf)
+    keys = hosts.mapInArrow(keyed_task, "host STRING, group_key STRING").withColumnRenamed(
         "host", "keyed_host"
     )
     keyed = source.join(keys, source["host"].eqNullSafe(keys["keyed_host"]), "left")
@@ -246,12 +248,13 @@ def _highest_task(conf: dict, now: int, batches):
             yield pa.RecordBatch.from_pylist([top], schema=schema)
 
 
-def _group_keys_task(batches):
+def _group_keys_task(conf: dict, batches):
     """Distinct hosts in; each with its group key (``crawldb.selection.group_key``) out."""
     import pyarrow as pa
 
+    key_of = partial(selection.group_key, conf=conf)
     for batch in batches:
-        keys = selection.by_host(batch.column("host"), selection.group_key, object)
+        keys = selection.by_host(batch.column("host"), key_of, object)
         yield batch.append_column("group_key", pa.array(keys, pa.string()))
 
 

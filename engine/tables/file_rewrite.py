@@ -51,8 +51,8 @@ def upsert_rows(
 
 def rewrite(spark, path, storage, logged, rows, keys, merge, schema, message, given=None):
     """Merge ``rows`` into the table at ``path`` (its files: ``logged``, a
-    ``LoggedFiles``) by ``merge(old, new)`` in
-    one commit labelled ``message``; the written files' ``FILE_DDL`` rows. A bucketed
+    ``LoggedFiles``) by ``merge(old, new)`` in one commit labelled ``message``; the
+    written files' ``FILE_DDL`` rows. A bucketed
     table (``engine.tables.buckets``) has its buckets' files read by the tasks that merge
     them; any other has the files holding a key found and read by Spark, and is bucketed
     when every file is written again."""

@@ -295,9 +295,8 @@ def ranked(table: pa.Table, groups, order: list[tuple]) -> tuple[np.ndarray, np.
     no nulls), and each one's rank in its group (1 for the first)."""
     if table.num_rows == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ids = pc.dictionary_encode(
-        single_array(groups), null_encoding="encode"
-    ).indices  # nulls: one group
+    encoded = pc.dictionary_encode(single_array(groups), null_encoding="encode")
+    ids = encoded.indices  # nulls: one group
     keys = pa.table({"group": ids, **{name: column for name, column, _ in order}})
     index = pc.sort_indices(
         keys, sort_keys=[("group", "ascending"), *((n, d) for n, _, d in order)]

@@ -40,15 +40,8 @@ def bucket_of(host: str | None, buckets: int) -> int:
 def _bucketed(buckets: int, batches):
     import pyarrow as pa
 
-    known: dict = {}  # host -> bucket, kept across the task's batches: a host is in many
-
-    def bucket(host):
-        if host not in known:
-            known[host] = bucket_of(host, buckets)
-        return known[host]
-
     for batch in batches:
-        column = by_host(batch.column("host"), bucket, "int32")
+        column = by_host(batch.column("host"), lambda host: bucket_of(host, buckets), "int32")
         yield batch.append_column("bucket", pa.array(column, pa.int32()))
 
 

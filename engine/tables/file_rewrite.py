@@ -269,34 +269,13 @@ def create_from_files(
 
 def write_files(spark, path: str, storage: Storage, state, schema) -> tuple[str, list[dict]]:
     """Write ``state``'s rows as the files of a new table, one a bucket of its URLs
-    (``engine.tables.buckets``; Arrow ``schema``: the table's); the run's id and the
-    rows of the files written (``FILE_DDL``)."""
-    run = uuid.uuid4().hex[:12]
-    compression = spark.conf.get("spark.sql.parquet.compression.codec")
+    (``engine.tables.buckets``; Arrow ``schema``: the table's): ``merged_files`` with no
+    old rows. The run's id and the rows of the files written (``FILE_DDL``)."""
+    from pyspark.sql import functions as F
+
     count = buckets.count_for(state.count(), bucket_count(spark))
-    task = partial(_write_task, storage, path, run, schema, compression, count)
-    shuffled = buckets.spread(state, count)
-    files = [row.asDict() for row in shuffled.mapInArrow(task, task_files.FILE_DDL).collect()]
-    buckets.check_whole(path, files)
-    return run, files
-
-
-def _write_task(storage, path: str, run: str, schema, compression: str, count: int, batches):
-    """Task side: this task's rows (Spark's Arrow batches) to their buckets' files."""
-    import pyarrow as pa
-    from pyspark import TaskContext
-
-    found = list(batches)
-    if not found:
-        return
-    attempt = TaskContext.get().attemptNumber()
-    for bucket, part in buckets.parts(pa.Table.from_batches(found)):
-        file = buckets.bucket_file(path, run, bucket, count, attempt, compression)
-        bounds = UrlBounds()
-        stored = task_files.spark_as_stored(part.to_batches(), schema, bounds.of)
-        yield from task_files.write_task_file(
-            storage, file, stored, schema, compression, bounds.figures
-        )
+    sided = state.withColumn(NEW_COLUMN, F.lit(True))
+    return merged_files(spark, path, storage, sided, ["url"], replaced, schema, count, {})
 
 
 class UrlBounds:

@@ -410,8 +410,8 @@ def main(argv=None) -> int:
         "--domains",
         type=int,
         default=1,
-        help="registered domains the hosts are under (1: all under example.com, so that"
-        " a rule by domain runs in one task; 0: a domain a host)",
+        help="registered domains the hosts are under (1: all under example.com, as a"
+        " large site's hosts are; 0: a domain a host)",
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("TRAWL_DRIVER_MEMORY", "8g")

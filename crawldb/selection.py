@@ -166,13 +166,23 @@ def priorities(table: pa.Table, conf: Mapping[str, Any], now: int, top: tuple) -
 def first_variants(table: pa.Table) -> pa.Table:
     """One row a dedup key: the one that answered with content before a redirect (a row
     of no status first), then the best first."""
-    status = table.column("status")
+    variant = single_array(pc.coalesce(table.column("dedup_key"), table.column("url")))
+    ids = pc.dictionary_encode(variant, null_encoding="encode").indices
+    ids = ids.to_numpy(zero_copy_only=False)
+    # Most keys have one row: only the rows that share theirs are ranked.
+    shared = np.flatnonzero(np.bincount(ids)[ids] > 1)
+    if not len(shared):
+        return table
+    rows = table.take(pa.array(shared))
+    status = rows.column("status")
     redirect = pc.if_else(pc.is_in(status, pa.array([st.REDIR_PERM, st.REDIR_TEMP])), 1, 0)
     redirect = pc.if_else(pc.is_null(status), -1, redirect).cast(pa.int8())
-    order = [("redirect", redirect, "ascending")]
-    variant = pc.coalesce(table.column("dedup_key"), table.column("url"))
-    index, rank = ranked(table, variant, order + best_first(table))
-    return table.take(pa.array(index[rank == 1]))
+    order = [("redirect", redirect, "ascending"), *best_first(rows)]
+    index, rank = ranked(rows, variant.take(pa.array(shared)), order)
+    keep = np.ones(table.num_rows, dtype=bool)
+    keep[shared] = False
+    keep[shared[index[rank == 1]]] = True
+    return table.filter(pa.array(keep))
 
 
 def within_host_cap(table: pa.Table, conf: Mapping[str, Any]) -> pa.Table:
@@ -297,7 +307,9 @@ def ranked(table: pa.Table, groups, order: list[tuple]) -> tuple[np.ndarray, np.
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     encoded = pc.dictionary_encode(single_array(groups), null_encoding="encode")
     ids = encoded.indices  # nulls: one group
-    keys = pa.table({"group": ids, **{name: column for name, column, _ in order}})
+    # One chunk a key: Arrow's sort of a table of many chunks resolves every
+    # comparison's chunk, several times slower than the same sort of whole columns.
+    keys = pa.table({"group": ids, **{name: single_array(column) for name, column, _ in order}})
     index = pc.sort_indices(
         keys, sort_keys=[("group", "ascending"), *((n, d) for n, _, d in order)]
     ).to_numpy()

@@ -51,7 +51,7 @@ def crawldb(spark):
 
 
 def test_due_and_min_score(crawldb):
-    urls = {r["url"] for r in select_due(crawldb, load_config(), NOW).collect()}
+    urls = {r["url"] for r in select_due(crawldb, load_config(), NOW)}
     assert len(urls) == 28
     assert "http://h0.test/0" not in urls and "http://h0.test/1" not in urls
 
@@ -59,11 +59,11 @@ def test_due_and_min_score(crawldb):
 def test_a_rule_added_since_inject_keeps_urls_out_of_the_fetch_list(crawldb):
     """generate.filter (Nutch's): the URL filters apply again to the crawldb's due URLs."""
     denied = load_config(overrides=["urlfilter.hosts.deny=h2.test", "generate.filter=true"])
-    urls = {r["url"] for r in select_due(crawldb, denied, NOW).collect()}
+    urls = {r["url"] for r in select_due(crawldb, denied, NOW)}
     assert len(urls) == 28 - 5
     assert not any("h2.test" in url for url in urls)
     trusted = load_config(overrides=["urlfilter.hosts.deny=h2.test", "generate.filter=false"])
-    assert len(select_due(crawldb, trusted, NOW).collect()) == 28
+    assert len(select_due(crawldb, trusted, NOW)) == 28
 
 
 def expected_priorities(rows) -> dict[str, float]:
@@ -77,7 +77,7 @@ def expected_priorities(rows) -> dict[str, float]:
 
 
 def test_spark_priority_is_the_formula(crawldb):
-    chosen = select_due(crawldb, load_config(), NOW).collect()
+    chosen = select_due(crawldb, load_config(), NOW)
     expected = expected_priorities(crawldb_rows())
     assert {r["url"]: r["priority"] for r in chosen} == pytest.approx(expected)
     assert all(r["tier"] == tier(r["priority"], load_config()) for r in chosen)
@@ -85,7 +85,7 @@ def test_spark_priority_is_the_formula(crawldb):
 
 def test_caps_per_host_and_in_all_keep_the_best_of_each_tier(crawldb):
     conf = load_config(overrides=["generate.max.count=2", "generate.topN=7"])
-    chosen = select_due(crawldb, conf, NOW).collect()
+    chosen = select_due(crawldb, conf, NOW)
     assert len(chosen) == 7
     per_host = {}
     for row in chosen:
@@ -245,11 +245,11 @@ def test_per_domain_cap_counts_all_hosts_of_a_registered_domain(spark):
     ]
     frame = rows_to_df(spark, spark.sparkContext.parallelize(rows), CRAWLDB)
     conf = load_config(overrides=["generate.max.count=2", "generate.count.mode=domain"])
-    hosts = [r["host"] for r in select_due(frame, conf, NOW).collect()]
+    hosts = [r["host"] for r in select_due(frame, conf, NOW)]
     assert sum(1 for h in hosts if h.endswith("example.com")) == 2  # two hosts, one domain
     assert hosts.count("www.other.org") == 2
     by_host = load_config(overrides=["generate.max.count=2"])
-    assert len(select_due(frame, by_host, NOW).collect()) == 6
+    assert len(select_due(frame, by_host, NOW)) == 6
 
 
 def test_host_pauses_take_the_fresh_cached_crawl_delay(spark, tmp_path):
@@ -319,7 +319,7 @@ def test_a_slow_host_is_spread_over_rounds_and_deferred_urls_go_first(spark, tmp
     assert listed.where("host != 'slow.test'").count() == 1200
     assert data.segment(name).summary("generated")["spread"] == 60 - 17
     off = load_config(overrides=["fetcher.round.tail.defer=false"])
-    assert select_due(read_all(spark, data), off, int(time.time() * 1000)).count() == 1260
+    assert len(select_due(read_all(spark, data), off, int(time.time() * 1000))) == 1260
 
 
 def read_all(spark, data):

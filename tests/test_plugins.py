@@ -38,9 +38,9 @@ def test_a_plugin_filter_keeps_crawldb_urls_out_of_the_fetch_list(installed, spa
     crawldb = rows_to_df(spark, spark.sparkContext.parallelize(crawldb_rows()), CRAWLDB)
     settings = ["urlfilter.plugins=trawl_test_plugin:RefusePath", "testplugin.refuse=h3.test/"]
     settings.append("generate.filter=true")
-    chosen = {r["url"] for r in select_due(crawldb, load_config(overrides=settings), NOW).collect()}
+    chosen = {r["url"] for r in select_due(crawldb, load_config(overrides=settings), NOW)}
     assert chosen and not any("h3.test" in url for url in chosen)
-    everything = {r["url"] for r in select_due(crawldb, load_config(), NOW).collect()}
+    everything = {r["url"] for r in select_due(crawldb, load_config(), NOW)}
     assert everything - chosen == {f"http://h3.test/{page}" for page in range(5)}
 
 

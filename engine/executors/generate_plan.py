@@ -137,7 +137,7 @@ def spark_plan(spark, conf, data: DataDir, crawldb, now: int, held: list) -> Fet
     cached are added to ``held``, for the caller to release. The passes over the cached
     candidates take only the columns they read across to Python."""
     settings = conf.as_dict()  # as shipped to a task (with the regex rules' text)
-    chosen = spark_candidates(spark, crawldb, settings, now, data).cache()
+    chosen = spark_candidates(spark, crawldb, settings, now, data, held).cache()
     held.append(chosen)
     limits = spark_limits(chosen, settings)
     counted = chosen.select(*FIGURE_COLUMNS)
@@ -147,13 +147,19 @@ def spark_plan(spark, conf, data: DataDir, crawldb, now: int, held: list) -> Fet
     return FetchPlan(selected, per_host, due_count)
 
 
-def spark_selection(spark, crawldb, conf: dict, now: int, data=None):
+def spark_selection(spark, crawldb, conf: dict, now: int, data=None) -> list:
     """Steps 1 to 3 of ``crawldb.selection`` by Spark's tasks at ``now``: the candidates
-    within the budget (a DataFrame). Without ``data``, no host has a cached robots.txt;
-    ``conf``: the settings as a dict, as shipped to a task."""
-    chosen = spark_candidates(spark, crawldb, conf, now, data)
-    limits = spark_limits(chosen, conf)
-    return chosen.mapInArrow(partial(_selected_task, limits, {}), CANDIDATE_DDL)
+    within the budget, collected (what was cached on the way is released). Without
+    ``data``, no host has a cached robots.txt; ``conf``: the settings as a dict, as
+    shipped to a task."""
+    held: list = []
+    try:
+        chosen = spark_candidates(spark, crawldb, conf, now, data, held)
+        limits = spark_limits(chosen, conf)
+        return chosen.mapInArrow(partial(_selected_task, limits, {}), CANDIDATE_DDL).collect()
+    finally:
+        for frame in held:
+            frame.unpersist()
 
 
 def spark_limits(chosen, conf: dict) -> dict | None:
@@ -168,9 +174,10 @@ def spark_limits(chosen, conf: dict) -> dict | None:
     return selection.budget_limits(best, quotas)
 
 
-def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None):
+def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None, held: list):
     """Steps 1 and 2 by Spark: the highest score and PageRank of the due rows, then
-    each partition of the due rows by ``group_key``, its candidates."""
+    each partition of the due rows by ``group_key``, its candidates. The hosts' group
+    keys are cached (added to ``held``) and counted before the rows are joined to them."""
     from pyspark.sql import functions as F
 
     from crawldb.selection import GENERATED
@@ -194,6 +201,12 @@ def spark_candidates(spark, crawldb, conf: dict, now: int, data: DataDir | None)
     keys = hosts.mapInArrow(keyed_task, "host STRING, group_key STRING").withColumnRenamed(
         "host", "keyed_host"
     )
+    keys = keys.cache()
+    held.append(keys)
+    # Hosts the driver may hold (db.driver.urls) are broadcast to the rows: else every
+    # due row is shuffled by host for the join, then again by group key.
+    if keys.count() <= conf["db.driver.urls"]:
+        keys = F.broadcast(keys)
     keyed = source.join(keys, source["host"].eqNullSafe(keys["keyed_host"]), "left")
     keyed = keyed.drop("keyed_host").repartition("group_key")
     task = partial(_candidates_task, conf, now, top, pauses)

@@ -282,6 +282,26 @@ def test_the_pages_a_round_meets_give_the_verdicts_of_every_page(monkeypatch):
         assert key(round_verdicts(met, CONF)) == key(round_verdicts(whole, CONF)), seed
 
 
+def test_a_key_set_holds_its_keys_and_no_other_value():
+    """``KeySet.holds`` is ``np.isin`` over keys of every sign and size, the table's low
+    bits shared by many keys and values (sets of 0 to 200,000 keys); ``unique_keys`` of
+    sorted parts put end to end is ``np.unique``."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for size in (0, 1, 50, 5_000, 200_000):
+        keys = rng.integers(-(2**63), 2**63 - 1, size=size, dtype=np.int64)
+        low = keys[: size // 2] & np.int64(0xFFFF)  # values under the same table slots
+        values = np.concatenate([keys, low, low + (1 << 40), rng.integers(-9, 9, 999)])
+        values = values.astype(np.int64)
+        parts = [np.unique(part) for part in np.array_split(keys, 7)]
+        wanted = duplicate_meetings.unique_keys(np.concatenate(parts))
+        assert np.array_equal(wanted, np.unique(keys)), size
+        found = duplicate_meetings.KeySet(wanted).holds(values)
+        assert np.array_equal(found, np.isin(values, keys)), size
+        assert found[: len(keys)].all() and (size == 0 or not found.all())
+
+
 def test_verdicts_split_by_key_fold_to_the_whole_tables():
     """The executor's grouping: the key rows cut into parts that each hold whole keys
     give, with the final rule over their union, the verdicts of the whole table."""

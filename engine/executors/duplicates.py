@@ -153,7 +153,7 @@ def wanted_keys(pages, conf: dict):
     import numpy as np
 
     fresh = pages.where(pages.fresh).mapInArrow(partial(_wanted_task, conf), "k BIGINT")
-    return np.unique(np.asarray(fresh.toArrow().column("k"), dtype=np.int64))
+    return meetings.unique_keys(np.asarray(fresh.toArrow().column("k"), dtype=np.int64))
 
 
 ROW_DDL, V_DDL = duplicates.CANONICAL_ROW_DDL, duplicates.VERDICT_DDL
@@ -190,11 +190,12 @@ def _probe_task(conf: dict, wanted, schema, batches):
     the keys of ``wanted`` (a broadcast sorted array; None: all)."""
     import pyarrow as pa
 
+    keys = None if wanted is None else meetings.KeySet(wanted.value)
     for batch in batches:
         pages = pa.Table.from_batches([batch])
         k, wants, offers, index = probe_keys(pages, conf)
-        if wanted is not None:
-            kept = meetings.members(k, wanted.value)
+        if keys is not None:
+            kept = keys.holds(k)
             k, wants, offers, index = k[kept], wants[kept], offers[kept], index[kept]
         rows = pages.take(index)
         for name, values in (("k", k), ("wants", wants), ("offers", offers)):
@@ -206,9 +207,10 @@ def _met_task(conf: dict, wanted, batches):
     """Arrow task: the pages holding a key of ``wanted`` (a broadcast sorted array)."""
     import pyarrow as pa
 
+    keys = meetings.KeySet(wanted.value)
     for batch in batches:
         pages = pa.Table.from_batches([batch])
-        yield from meetings.holding_wanted(pages, conf, wanted.value).to_batches()
+        yield from meetings.holding_wanted(pages, conf, keys).to_batches()
 
 
 def _groups_task(named, batches):
